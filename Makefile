@@ -1,0 +1,43 @@
+# Two entry points on a fresh machine:
+#   make demo   build integration_project/ on the embedded Spark session
+#   make test   lint, type-check, unit and functional tests
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: java-check demo test lint unit functional delta-lane thrift-lane docs-browser bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,thrift]"
+	touch $(STAMP)
+
+java-check: $(STAMP)
+	@$(BIN)/python scripts/check_java.py
+
+demo: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	cd integration_project && ../$(BIN)/dbt build --profiles-dir . --project-dir .
+
+lint: $(STAMP)
+	$(BIN)/ruff check dbt tests bench scripts
+	$(BIN)/ruff format --check dbt tests bench scripts
+	$(BIN)/mypy dbt/adapters/jammi
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+
+functional: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider $(PYTEST_ARGS)
+
+delta-lane: $(STAMP)
+	@$(BIN)/python scripts/delta_lane.py
+
+test: lint unit functional delta-lane
+
+clean:
+	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs

@@ -1,0 +1,27 @@
+"""Connection manager: dbt-spark's, with embedded-session defaults and a Java check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.jammi.credentials import JammiCredentials
+from dbt.adapters.jammi.session import apply_session_defaults, ensure_java
+from dbt.adapters.spark.connections import SparkConnectionManager
+
+
+class JammiConnectionManager(SparkConnectionManager):
+    TYPE = "jammi"
+
+    def __init__(self, profile: Any, mp_context: Any) -> None:
+        super().__init__(profile, mp_context)
+        credentials = getattr(profile, "credentials", None)
+        if isinstance(credentials, JammiCredentials):
+            apply_session_defaults(credentials, getattr(profile, "project_root", None))
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        credentials = connection.credentials
+        if isinstance(credentials, JammiCredentials) and credentials.is_session:
+            ensure_java()
+        return super().open(connection)

@@ -1,0 +1,52 @@
+"""Profile fields: dbt-spark's credentials plus an optional tenant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from dbt.adapters.jammi.validation import validate_tenant_value
+from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
+
+# Embedded-session defaults (applied only when the profile does not set them).
+SESSION_DEFAULTS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.sources.partitionOverwriteMode": "static",
+}
+
+
+@dataclass
+class JammiCredentials(SparkCredentials):
+    tenant: Optional[str] = None
+    # Where the embedded session keeps its metastore and warehouse; relative paths
+    # resolve against the dbt project directory. Default: <project>/.spark
+    session_dir: Optional[str] = None
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        data = super().__pre_deserialize__(data)
+        if data.get("method") == "session" and not data.get("host"):
+            data["host"] = "localhost"
+        return data
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.tenant is not None:
+            validate_tenant_value(self.tenant, "profile field 'tenant'")
+
+    @property
+    def type(self) -> str:
+        return "jammi"
+
+    @property
+    def unique_field(self) -> str:
+        return self.host or "session"
+
+    @property
+    def is_session(self) -> bool:
+        return self.method == SparkConnectionMethod.SESSION
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return (*super()._connection_keys(), "tenant", "session_dir")

@@ -1,0 +1,149 @@
+"""JammiAdapter: dbt-spark's adapter plus the definition layer exposed to Jinja."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.jammi.connections import JammiConnectionManager
+from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
+from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.session import (
+    SessionCapabilities,
+    cached_capabilities,
+    remember_capabilities,
+)
+from dbt.adapters.jammi.validation import (
+    quote_identifier,
+    require_sql_predicate,
+    sql_string_literal,
+    validate_tenant_value,
+)
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+
+MERGE_FORMATS = ("delta", "iceberg", "hudi")
+
+
+@dataclass
+class JammiConfig(SparkConfig):
+    primary_key: Optional[Any] = None
+    indexes: Optional[list[dict[str, Any]]] = None
+    version_column: Optional[str] = None
+    partial_updates: Optional[bool] = None
+    delete_when: Optional[str] = None
+    hard_deletes: Optional[str] = None
+    history: Optional[str] = None
+    valid_from: Optional[str] = None
+    valid_to: Optional[str] = None
+    track_columns: Optional[list[str]] = None
+    ordering_column: Optional[str] = None
+    tenant_from: Optional[str] = None
+    topic_name: Optional[str] = None
+    retention_offsets: Optional[int] = None
+    retention_ms: Optional[int] = None
+
+
+def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
+    pairs = []
+    for column in columns:
+        if isinstance(column, (tuple, list)):
+            pairs.append((str(column[0]), str(column[1])))
+        elif isinstance(column, Mapping):
+            pairs.append((str(column["name"]), str(column["data_type"])))
+        else:
+            pairs.append((column.name, column.data_type))
+    return pairs
+
+
+class JammiAdapter(SparkAdapter):
+    ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
+
+    @classmethod
+    def type(cls) -> str:
+        return "jammi"
+
+    # --- definitions -------------------------------------------------------------
+
+    @available
+    def mutable_table_definition(
+        self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Validate a mutable_table model and return its definition as a dict."""
+        definition = MutableTableDefinition.from_config(
+            model_name, _schema_pairs(columns), config
+        )
+        return definition.to_dict()
+
+    @available
+    def topic_definition(
+        self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        return TopicDefinition.from_config(model_name, _schema_pairs(columns), config).to_dict()
+
+    # --- tenant scope ------------------------------------------------------------
+
+    @available.parse_none
+    def bound_tenant(self, override: Any = None) -> Optional[str]:
+        """The tenant this run is bound to: var jammi_tenant, else the profile field."""
+        value = override if override not in (None, "") else self.config.credentials.tenant
+        if value is None:
+            return None
+        return validate_tenant_value(value, "tenant binding (var 'jammi_tenant')")
+
+    # --- SQL rendering helpers ---------------------------------------------------
+
+    @available
+    def sql_string(self, value: Any) -> str:
+        """A Spark SQL string literal for arbitrary text (tenant values, JSON)."""
+        return sql_string_literal(str(value))
+
+    @available
+    def quote_column(self, name: str) -> str:
+        return quote_identifier(name)
+
+    @available
+    def validate_predicate(self, predicate: Any, option: str, subject: str) -> str:
+        return require_sql_predicate(predicate, option, subject)
+
+    # --- session capabilities ----------------------------------------------------
+
+    def session_capabilities(self) -> SessionCapabilities:
+        """Probe the session once per connection (cached on the connection handle)."""
+        connection = self.connections.get_thread_connection()
+        handle = connection.handle
+        capabilities = cached_capabilities(handle)
+        if capabilities is None:
+            _, table = self.execute("SET spark.sql.extensions", fetch=True)
+            value = table.rows[0][1] if len(table.rows) else None
+            capabilities = SessionCapabilities.from_extensions(value)
+            remember_capabilities(handle, capabilities)
+        return capabilities
+
+    @available
+    def delta_available(self) -> bool:
+        return self.session_capabilities().delta
+
+    @available
+    def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
+        """``auto`` picks delta when the session has Delta Lake active, else parquet."""
+        requested = (requested or "auto").lower()
+        if requested == "auto":
+            return "delta" if self.delta_available() else "parquet"
+        if requested == "delta" and not self.delta_available():
+            raise JammiValidationError(
+                f"model '{model_name}'",
+                "file_format 'delta' is configured but this Spark session has no Delta Lake",
+                "install the extra (pip install 'dbt-jammi[delta]') and add to the profile's "
+                "server_side_parameters: spark.jars.packages: io.delta:delta-spark_2.12:3.2.1, "
+                "spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension, "
+                "spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog."
+                "DeltaCatalog -- or set file_format: auto",
+            )
+        return requested
+
+    @available
+    def uses_merge(self, file_format: str) -> bool:
+        return file_format in MERGE_FORMATS

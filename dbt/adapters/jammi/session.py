@@ -1,0 +1,103 @@
+"""The embedded Spark session: where it keeps its state, and what it can do."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Optional
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.jammi.credentials import SESSION_DEFAULTS, JammiCredentials
+
+MIN_JAVA = 17
+JAVA_HELP = (
+    "dbt-jammi's embedded Spark session needs Java {min} or newer ({found}). "
+    "Install a JDK 17, e.g. `apt-get install openjdk-17-jre-headless` or "
+    "https://adoptium.net, and make sure `java` is on PATH or JAVA_HOME is set."
+)
+
+
+def _java_binary() -> Optional[str]:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
+
+
+@lru_cache(maxsize=1)
+def java_problem() -> Optional[str]:
+    """None when a usable Java is installed, else a one-line message saying what to do."""
+    java = _java_binary()
+    if java is None:
+        return JAVA_HELP.format(min=MIN_JAVA, found="no `java` found")
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30
+        ).stderr
+    except (OSError, subprocess.SubprocessError) as exc:
+        return JAVA_HELP.format(min=MIN_JAVA, found=f"`{java} -version` failed: {exc}")
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not match:
+        return JAVA_HELP.format(min=MIN_JAVA, found=f"cannot read the version of {java}")
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # 1.8 style
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        return JAVA_HELP.format(min=MIN_JAVA, found=f"found Java {major} at {java}")
+    return None
+
+
+def apply_session_defaults(credentials: JammiCredentials, project_root: Optional[str]) -> None:
+    """Place the embedded session's metastore and warehouse inside the project directory
+    (not the caller's working directory), unless the profile says otherwise."""
+    if not credentials.is_session:
+        return
+    root = project_root or os.getcwd()
+    state = credentials.session_dir or ".spark"
+    if not os.path.isabs(state):
+        state = os.path.join(root, state)
+    state = os.path.abspath(state)
+    params = credentials.server_side_parameters
+    params.setdefault("spark.sql.warehouse.dir", os.path.join(state, "warehouse"))
+    params.setdefault(
+        "spark.hadoop.javax.jdo.option.ConnectionURL",
+        f"jdbc:derby:;databaseName={os.path.join(state, 'metastore_db')};create=true",
+    )
+    params.setdefault("spark.driver.extraJavaOptions", f"-Dderby.system.home={state}")
+    for key, value in SESSION_DEFAULTS.items():
+        params.setdefault(key, value)
+
+
+def ensure_java() -> None:
+    problem = java_problem()
+    if problem:
+        raise DbtRuntimeError(problem)
+
+
+@dataclass(frozen=True)
+class SessionCapabilities:
+    """What the connected Spark session supports; probed once per connection."""
+
+    delta: bool
+    extensions: str
+
+    @classmethod
+    def from_extensions(cls, extensions: Optional[str]) -> SessionCapabilities:
+        value = "" if extensions in (None, "<undefined>") else str(extensions)
+        return cls(delta="DeltaSparkSessionExtension" in value, extensions=value)
+
+
+CAPABILITIES_ATTR = "_jammi_capabilities"
+
+
+def cached_capabilities(handle: Any) -> Optional[SessionCapabilities]:
+    return getattr(handle, CAPABILITIES_ATTR, None)
+
+
+def remember_capabilities(handle: Any, capabilities: SessionCapabilities) -> None:
+    setattr(handle, CAPABILITIES_ATTR, capabilities)

@@ -1,0 +1,73 @@
+"""Shared test configuration.
+
+Functional tests run on one embedded Spark session per pytest process. The Spark
+metastore and warehouse live in one temporary directory for the whole process, so every
+test class shares the same JVM and its Hive metastore (dbt-tests-adapter gives each
+class its own schema).
+
+Lanes, chosen with environment variables (the Makefile sets them):
+- JAMMI_TEST_FILE_FORMAT=parquet|delta  the format feature tests configure (default parquet)
+- JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+pytest_plugins = ["dbt.tests.fixtures.project"]
+
+_STATE_DIR = tempfile.mkdtemp(prefix="jammi-spark-")
+
+DELTA_PARAMETERS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def test_file_format() -> str:
+    return os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")
+
+
+def test_method() -> str:
+    return os.environ.get("JAMMI_TEST_METHOD", "session")
+
+
+def jammi_profile_target() -> dict:
+    if test_method() == "thrift":
+        return {
+            "type": "jammi",
+            "method": "thrift",
+            "host": os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1"),
+            "port": int(os.environ.get("JAMMI_THRIFT_PORT", "10000")),
+            "schema": "analytics",
+            "threads": 1,
+            "connect_retries": 3,
+            "connect_timeout": 10,
+        }
+    params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
+    if test_file_format() == "delta":
+        params.update(DELTA_PARAMETERS)
+        jars = os.environ.get("JAMMI_DELTA_JARS")
+        if jars:
+            params["spark.jars"] = jars
+        else:
+            params["spark.jars.packages"] = os.environ.get(
+                "JAMMI_DELTA_PACKAGES", "io.delta:delta-spark_2.12:3.2.1"
+            )
+    return {
+        "type": "jammi",
+        "method": "session",
+        "host": "localhost",
+        "schema": "analytics",
+        "threads": 1,
+        "session_dir": _STATE_DIR,
+        "server_side_parameters": params,
+    }
+
+
+@pytest.fixture(scope="class")
+def dbt_profile_target():
+    return jammi_profile_target()
