@@ -35,6 +35,13 @@ def test_method() -> str:
     return os.environ.get("JAMMI_TEST_METHOD", "session")
 
 
+# Helpers, not tests: keep pytest from collecting them where they are imported.
+test_file_format.__test__ = False  # type: ignore[attr-defined]
+test_method.__test__ = False  # type: ignore[attr-defined]
+lane_file_format = test_file_format
+lane_method = test_method
+
+
 def jammi_profile_target() -> dict:
     if test_method() == "thrift":
         return {

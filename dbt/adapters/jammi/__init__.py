@@ -1,4 +1,5 @@
 from dbt.adapters.base import AdapterPlugin
+
 from dbt.adapters.jammi.connections import JammiConnectionManager  # noqa: F401
 from dbt.adapters.jammi.credentials import JammiCredentials
 from dbt.adapters.jammi.impl import JammiAdapter

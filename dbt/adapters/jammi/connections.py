@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.spark.connections import SparkConnectionManager
+
 from dbt.adapters.jammi.credentials import JammiCredentials
 from dbt.adapters.jammi.session import apply_session_defaults, ensure_java
-from dbt.adapters.spark.connections import SparkConnectionManager
 
 
 class JammiConnectionManager(SparkConnectionManager):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dbt.adapters.jammi.validation import validate_tenant_value
 from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
+
+from dbt.adapters.jammi.validation import validate_tenant_value
 
 # Embedded-session defaults (applied only when the profile does not set them).
 SESSION_DEFAULTS = {

@@ -11,7 +11,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional, Union
 
@@ -138,7 +138,7 @@ class MutableTableDefinition:
         builder = MutableTableDefinitionBuilder(
             MutableTableId(table_id or model_name), schema, model_name=model_name
         )
-        known = {
+        known: dict[str, Callable[[Any], Any]] = {
             "primary_key": builder.primary_key,
             "version_column": builder.version_column,
             "partial_updates": builder.partial_updates,
@@ -201,9 +201,7 @@ class MutableTableDefinitionBuilder:
         self._primary_key = column_list(columns, "primary_key", self.subject, allow_empty=True)
         return self
 
-    def index(
-        self, name: Any, columns: Any, unique: Any = False
-    ) -> MutableTableDefinitionBuilder:
+    def index(self, name: Any, columns: Any, unique: Any = False) -> MutableTableDefinitionBuilder:
         self._indexes.append((name, columns, unique))
         return self
 

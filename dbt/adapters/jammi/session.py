@@ -36,9 +36,7 @@ def java_problem() -> Optional[str]:
     if java is None:
         return JAVA_HELP.format(min=MIN_JAVA, found="no `java` found")
     try:
-        out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30
-        ).stderr
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.SubprocessError) as exc:
         return JAVA_HELP.format(min=MIN_JAVA, found=f"`{java} -version` failed: {exc}")
     match = re.search(r'version "(\d+)(?:\.(\d+))?', out)

@@ -2,7 +2,6 @@
 
 import pytest
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
-from dbt.tests.adapter.basic.test_docs_generate import BaseDocsGenerate
 from dbt.tests.adapter.basic.test_empty import BaseEmpty
 from dbt.tests.adapter.basic.test_ephemeral import BaseEphemeral
 from dbt.tests.adapter.basic.test_generic_tests import BaseGenericTests
@@ -38,6 +37,4 @@ class TestGenericTestsJammi(BaseGenericTests):
 class TestIncrementalJammi(BaseIncremental):
     @pytest.fixture(scope="class")
     def project_config_update(self):
-        return {
-            "models": {"+file_format": "parquet", "+incremental_strategy": "append"}
-        }
+        return {"models": {"+file_format": "parquet", "+incremental_strategy": "append"}}
