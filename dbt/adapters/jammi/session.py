@@ -13,6 +13,7 @@ from typing import Any, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.credentials import SESSION_DEFAULTS, JammiCredentials
+from dbt.include import jammi as jammi_include
 
 MIN_JAVA = 17
 JAVA_HELP = (
@@ -66,7 +67,11 @@ def apply_session_defaults(credentials: JammiCredentials, project_root: Optional
         "spark.hadoop.javax.jdo.option.ConnectionURL",
         f"jdbc:derby:;databaseName={os.path.join(state, 'metastore_db')};create=true",
     )
-    params.setdefault("spark.driver.extraJavaOptions", f"-Dderby.system.home={state}")
+    log_config = os.path.join(os.path.dirname(jammi_include.__file__), "log4j2.properties")
+    params.setdefault(
+        "spark.driver.extraJavaOptions",
+        f"-Dderby.system.home={state} -Dlog4j2.configurationFile=file:{log_config}",
+    )
     for key, value in SESSION_DEFAULTS.items():
         params.setdefault(key, value)
 
