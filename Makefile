@@ -37,6 +37,17 @@ functional: $(STAMP)
 delta-lane: $(STAMP)
 	@$(BIN)/python scripts/delta_lane.py
 
+# Spark Thrift Server on loopback (from PySpark's own jars), integration_project with
+# --target thrift, then the feature tests with method: thrift; see docs/connecting.md.
+thrift-lane: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py lane
+
+# dbt docs generate + headless Chromium: cdc_orders' lineage shows publisher and consumers.
+docs-browser: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/docs_lineage_check.py
+
 test: lint unit functional delta-lane
 
 clean:

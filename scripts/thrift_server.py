@@ -1,0 +1,354 @@
+"""A Spark Thrift Server on loopback, built from the jars the installed PySpark ships.
+
+No downloads: PySpark's wheel already carries spark-hive-thriftserver, Hive 2.3 and
+Derby. The server gets its own Derby metastore and warehouse under a temporary
+directory, binds 127.0.0.1 on a free port, and runs in its own process group so
+stopping it leaves no orphaned JVM.
+
+Usage:
+  python scripts/thrift_server.py start [--state-dir DIR]   # prints host/port, returns
+  python scripts/thrift_server.py stop  [--state-dir DIR]
+  python scripts/thrift_server.py run -- CMD ...             # server around one command
+  python scripts/thrift_server.py lane                       # the `make thrift-lane` lane
+
+From Python (a pytest fixture, say):
+  with running_thrift_server() as server:
+      ...  server.host, server.port
+
+`run` and `lane` export JAMMI_THRIFT_HOST / JAMMI_THRIFT_PORT to what they start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+HOST = "127.0.0.1"
+THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_STATE_DIR = Path(tempfile.gettempdir()) / "jammi-thrift-server"
+STARTUP_TIMEOUT_S = float(os.environ.get("JAMMI_THRIFT_STARTUP_TIMEOUT", "300"))
+
+
+def pyspark_home() -> Path:
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    if not list((home / "jars").glob("spark-hive-thriftserver_*.jar")):
+        raise SystemExit(
+            f"{home / 'jars'} has no spark-hive-thriftserver jar; "
+            "this PySpark build cannot run a Thrift server"
+        )
+    return home
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(spark_home: Path, state: Path, port: int) -> list[str]:
+    """spark-submit of HiveThriftServer2 in local mode, state confined to `state`."""
+    metastore = state / "metastore_db"
+    confs = {
+        "spark.master": os.environ.get("JAMMI_THRIFT_MASTER", "local[2]"),
+        "spark.app.name": "jammi-thrift-server",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.warehouse.dir": str(state / "warehouse"),
+        "spark.sql.catalogImplementation": "hive",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore};create=true"
+        ),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={state}",
+        "spark.hadoop.hive.server2.thrift.bind.host": HOST,
+        "spark.hadoop.hive.server2.thrift.port": str(port),
+    }
+    command = [
+        str(spark_home / "bin" / "spark-submit"),
+        "--driver-memory",
+        os.environ.get("JAMMI_THRIFT_DRIVER_MEMORY", "1g"),
+        "--class",
+        THRIFT_SERVER_CLASS,
+    ]
+    for key, value in confs.items():
+        command += ["--conf", f"{key}={value}"]
+    command += [
+        "spark-internal",
+        "--hiveconf",
+        f"hive.server2.thrift.bind.host={HOST}",
+        "--hiveconf",
+        f"hive.server2.thrift.port={port}",
+    ]
+    return command
+
+
+def can_query(host: str, port: int) -> bool:
+    """True when a real PyHive connection answers `SELECT 1`."""
+    from pyhive import hive
+
+    try:
+        conn = hive.connect(host=host, port=port, username="jammi")
+    except Exception:
+        return False
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT 1")
+        return cursor.fetchall() == [(1,)]
+    except Exception:
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+def _port_open(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1)
+        return sock.connect_ex((host, port)) == 0
+
+
+@dataclass
+class ThriftServer:
+    state_dir: Path
+    host: str = HOST
+    port: int = 0
+    pid: int = 0
+
+    @property
+    def log_path(self) -> Path:
+        return self.state_dir / "server.log"
+
+    @property
+    def info_path(self) -> Path:
+        return self.state_dir / "server.json"
+
+    def start(self, timeout: float = STARTUP_TIMEOUT_S) -> ThriftServer:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.info_path.exists():
+            raise SystemExit(
+                f"{self.info_path} exists: a server may already run from this state "
+                f"directory; stop it first (`thrift_server.py stop --state-dir {self.state_dir}`)"
+            )
+        spark_home = pyspark_home()
+        self.port = free_port()
+        env = dict(os.environ, SPARK_HOME=str(spark_home))
+        env.pop("PYSPARK_SUBMIT_ARGS", None)
+        env.setdefault("SPARK_LOCAL_IP", HOST)
+        with open(self.log_path, "ab") as log:
+            process = subprocess.Popen(
+                server_command(spark_home, self.state_dir, self.port),
+                cwd=self.state_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group: stop() kills all of it
+            )
+        self.pid = process.pid
+        self.info_path.write_text(
+            json.dumps({"host": self.host, "port": self.port, "pid": self.pid})
+        )
+        self._wait_ready(process, timeout)
+        return self
+
+    def _wait_ready(self, process: subprocess.Popen, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self._cleanup_info()
+                raise SystemExit(
+                    f"Thrift server exited with code {process.returncode} before "
+                    f"accepting connections; last log lines:\n{self.log_tail()}"
+                )
+            if _port_open(self.host, self.port) and can_query(self.host, self.port):
+                return
+            time.sleep(2)
+        self.stop()
+        raise SystemExit(
+            f"Thrift server did not answer SELECT 1 within {timeout:.0f}s; "
+            f"last log lines:\n{self.log_tail()}"
+        )
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join(text[-lines:])
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM the server's process group, then SIGKILL whatever is left."""
+        if not self.pid:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _group_alive(self.pid):
+            _reap(self.pid)
+            time.sleep(0.5)
+        if _group_alive(self.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
+            time.sleep(0.5)
+        _reap(self.pid)
+        self._cleanup_info()
+        self.pid = 0
+
+    def _cleanup_info(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.info_path.unlink()
+
+    @classmethod
+    def from_state_dir(cls, state_dir: Path) -> Optional[ThriftServer]:
+        try:
+            info = json.loads((state_dir / "server.json").read_text())
+        except FileNotFoundError:
+            return None
+        return cls(state_dir=state_dir, host=info["host"], port=info["port"], pid=info["pid"])
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the server is our own child (avoids a zombie)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+@contextlib.contextmanager
+def running_thrift_server(
+    state_dir: Optional[Path] = None, keep_state: bool = False
+) -> Iterator[ThriftServer]:
+    """A started server for the duration of the block; state removed afterwards."""
+    own_dir = state_dir is None
+    directory = Path(tempfile.mkdtemp(prefix="jammi-thrift-")) if own_dir else Path(state_dir)
+    server = ThriftServer(state_dir=directory)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        if own_dir and not keep_state:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def server_env(server: ThriftServer) -> dict[str, str]:
+    return dict(os.environ, JAMMI_THRIFT_HOST=server.host, JAMMI_THRIFT_PORT=str(server.port))
+
+
+# ---------------------------------------------------------------- the thrift lane
+
+LANE_TEST_DIRS = ["tests/functional/mutable_table", "tests/functional/topic"]
+
+
+def run_lane(server: ThriftServer) -> int:
+    """integration_project/ with `--target thrift`, then the feature tests over thrift."""
+    env = server_env(server)
+    bin_dir = Path(sys.executable).parent
+    results: list[tuple[str, int, float]] = []
+
+    def step(name: str, command: list[str], cwd: Path, step_env: dict[str, str]) -> int:
+        print(f"\nthrift lane: {name}: {' '.join(command)}", flush=True)
+        started = time.monotonic()
+        code = subprocess.call(command, cwd=cwd, env=step_env)
+        results.append((name, code, time.monotonic() - started))
+        return code
+
+    project = REPO_ROOT / "integration_project"
+    step(
+        "dbt build integration_project (target thrift)",
+        [str(bin_dir / "dbt"), "build", "--profiles-dir", ".", "--target", "thrift"],
+        project,
+        env,
+    )
+    test_dirs = [d for d in LANE_TEST_DIRS if (REPO_ROOT / d).is_dir()]
+    missing = sorted(set(LANE_TEST_DIRS) - set(test_dirs))
+    if missing:
+        print(f"thrift lane: not present yet, skipped: {', '.join(missing)}")
+    if test_dirs:
+        step(
+            "feature tests (JAMMI_TEST_METHOD=thrift)",
+            [sys.executable, "-m", "pytest", *test_dirs, "-q", "-p", "no:cacheprovider"],
+            REPO_ROOT,
+            dict(env, JAMMI_TEST_METHOD="thrift"),
+        )
+    print("\nthrift lane summary:")
+    for name, code, seconds in results:
+        print(f"  {'ok  ' if code == 0 else 'FAIL'} {name} ({seconds:.0f}s, exit {code})")
+    return max((code for _, code, _ in results), default=0)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("start", "stop"):
+        cmd = sub.add_parser(name)
+        cmd.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
+    run = sub.add_parser("run", help="start, run one command with JAMMI_THRIFT_* set, stop")
+    run.add_argument("argv", nargs=argparse.REMAINDER)
+    sub.add_parser("lane", help="start, dbt build + feature tests over thrift, stop")
+    args = parser.parse_args(argv)
+
+    if args.command == "start":
+        server = ThriftServer(state_dir=args.state_dir).start()
+        print(f"Spark Thrift Server ready: host={server.host} port={server.port} pid={server.pid}")
+        print(f"export JAMMI_THRIFT_HOST={server.host} JAMMI_THRIFT_PORT={server.port}")
+        return 0
+    if args.command == "stop":
+        found = ThriftServer.from_state_dir(args.state_dir)
+        if found is None:
+            print(f"no server recorded in {args.state_dir}")
+            return 0
+        pid = found.pid
+        found.stop()
+        print(f"stopped Spark Thrift Server pid={pid} (process group)")
+        return 0
+
+    # SIGTERM (CI cancelling the job) unwinds like Ctrl-C, so the server is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    with running_thrift_server() as server:
+        print(
+            f"Spark Thrift Server ready on {server.host}:{server.port} "
+            f"after {time.monotonic() - started:.0f}s",
+            flush=True,
+        )
+        if args.command == "run":
+            command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            if not command:
+                parser.error("run needs a command after --")
+            code = subprocess.call(command, env=server_env(server))
+        else:
+            code = run_lane(server)
+    print(f"Spark Thrift Server stopped; total {time.monotonic() - started:.0f}s", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
