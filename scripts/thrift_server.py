@@ -261,7 +261,11 @@ def server_env(server: ThriftServer) -> dict[str, str]:
 
 # ---------------------------------------------------------------- the thrift lane
 
-LANE_TEST_DIRS = ["tests/functional/mutable_table", "tests/functional/topic"]
+LANE_TEST_DIRS = [
+    "tests/functional/thrift",
+    "tests/functional/mutable_table",
+    "tests/functional/topic",
+]
 
 
 def run_lane(server: ThriftServer) -> int:
@@ -278,12 +282,12 @@ def run_lane(server: ThriftServer) -> int:
         return code
 
     project = REPO_ROOT / "integration_project"
-    step(
-        "dbt build integration_project (target thrift)",
-        [str(bin_dir / "dbt"), "build", "--profiles-dir", ".", "--target", "thrift"],
-        project,
-        env,
-    )
+    # Its own target/log paths: never clobbers integration_project/target of a parallel run.
+    scratch = Path(tempfile.mkdtemp(prefix="jammi-thrift-lane-"))
+    dbt_build = [str(bin_dir / "dbt"), "build", "--profiles-dir", ".", "--target", "thrift"]
+    dbt_build += ["--target-path", str(scratch / "target"), "--log-path", str(scratch / "logs")]
+    step("dbt build integration_project (target thrift)", dbt_build, project, env)
+    shutil.rmtree(scratch, ignore_errors=True)
     test_dirs = [d for d in LANE_TEST_DIRS if (REPO_ROOT / d).is_dir()]
     missing = sorted(set(LANE_TEST_DIRS) - set(test_dirs))
     if missing:
