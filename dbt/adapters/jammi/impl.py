@@ -15,6 +15,7 @@ from dbt.adapters.jammi.session import (
     cached_capabilities,
     remember_capabilities,
 )
+from dbt.adapters.jammi.topic import TopicAdapterMixin
 from dbt.adapters.jammi.validation import (
     quote_identifier,
     require_sql_predicate,
@@ -57,7 +58,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JammiAdapter(SparkAdapter):
+class JammiAdapter(TopicAdapterMixin, SparkAdapter):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
 

@@ -1,0 +1,40 @@
+{#-- The `topic` materialization (SPEC section 5): every run publishes the model's output
+     as one batch under the next offset of an append-only, replayable log.
+
+     Phases: setup -> register (registry row, backing table, view named after the model)
+     -> stage the batch where readers cannot see it -> retention -> post-hooks (they can
+     still veto the publish) -> commit (claim the offset; the only step readers see). --#}
+{% materialization topic, adapter='jammi' %}
+
+  {#-- setup: validate the definition before any SQL changes state --#}
+  {%- set target_relation = this.incorporate(type='view') -%}
+  {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
+  {%- set output_columns = fetch_topic_output_columns(sql) -%}
+  {%- set definition = adapter.topic_definition(model.name, output_columns, config.model.config) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- register: find this model's topic, or create it (backing table, then registry row) --#}
+  {%- set topic = apply_topic_registration(target_relation, definition) -%}
+  {%- set backing = topic_backing_relation(target_relation, topic) -%}
+
+  {#-- stage: write the batch to a fresh location that no reader can see yet --#}
+  {%- set staging = topic_staging_target(backing, topic) -%}
+  {% call statement('main') -%}
+    {{ get_stage_topic_batch_sql(staging, topic, sql, tenant) }}
+  {%- endcall %}
+
+  {#-- retention: drop expired offsets that every registered consumer has consumed --#}
+  {% do apply_topic_retention(backing, topic, definition) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {#-- commit: claim the next offset for the staged batch, atomically and once --#}
+  {%- set offset = apply_topic_publish(backing, topic, staging) -%}
+  {{ log("topic " ~ topic.name ~ ": published offset " ~ offset ~ " to " ~ backing) }}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ return({'relations': [target_relation]}) }}
+
+{% endmaterialization %}

@@ -1,0 +1,103 @@
+{#-- Staging, retention and the publish commit. --#}
+
+{#-- Where the batch is staged. parquet: a fresh directory under the backing table's
+     `_staging/` folder (hidden from readers: partitions are read from the metastore and
+     `_` folders are never listed); it becomes partition `_offset=N` when claimed.
+     delta: a managed parquet table, dropped after the commit. --#}
+{% macro topic_staging_target(backing, topic) -%}
+  {%- set publish_id = adapter.topic_publish_id() -%}
+  {%- if topic.file_format == 'delta' -%}
+    {% do apply_topic_stage_cleanup(backing) %}
+    {{ return({'kind': 'table', 'publish_id': publish_id,
+               'target': backing.schema ~ '.' ~ backing.identifier ~ '__stage_' ~ publish_id}) }}
+  {%- endif -%}
+  {%- set location = fetch_topic_table_location(backing) -%}
+  {{ return({'kind': 'directory', 'publish_id': publish_id,
+             'target': location ~ '/_staging/' ~ publish_id}) }}
+{%- endmacro %}
+
+
+{% macro fetch_topic_table_location(relation) -%}
+  {%- set rows = run_query("describe table extended " ~ relation) -%}
+  {%- for row in rows if row[0] == 'Location' -%}
+    {{ return(row[1]) }}
+  {%- endfor -%}
+  {% do exceptions.raise_compiler_error("cannot find the location of " ~ relation) %}
+{%- endmacro %}
+
+
+{#-- Stage tables of delta publishes that failed more than a day ago (younger ones may
+     belong to a concurrent publish still in flight). --#}
+{% macro apply_topic_stage_cleanup(backing) -%}
+  {%- set prefix = backing.identifier ~ '__stage_' -%}
+  {%- set rows = run_query("show tables in " ~ backing.schema ~ " like " ~ adapter.sql_string(prefix ~ '*')) -%}
+  {%- set names = [] -%}
+  {%- for row in rows -%}{%- do names.append(row[1]) -%}{%- endfor -%}
+  {%- for name in adapter.topic_stale_stage_tables(names, prefix) -%}
+    {% do run_query("drop table if exists " ~ backing.schema ~ "." ~ name) %}
+  {%- endfor -%}
+{%- endmacro %}
+
+
+{#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
+     output, _produced_at one UTC-microsecond timestamp for the whole publish. --#}
+{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant) -%}
+  {%- if staging.kind == 'directory' -%}
+  insert overwrite directory {{ adapter.sql_string(staging.target) }} using parquet
+  {%- else -%}
+  create table {{ staging.target }} using parquet as
+  {%- endif %}
+  select
+    cast(row_number() over (order by monotonically_increasing_id()) - 1 as bigint) as _row_idx,
+    cast(unix_micros(current_timestamp()) as bigint) as _produced_at,
+    {%- for column in topic.columns %}
+    cast({{ adapter.quote_column(column[0]) }} as {{ column[1] }}) as {{ adapter.quote_column(column[0]) }},
+    {%- endfor %}
+    cast({{ adapter.sql_string(tenant) if tenant is not none else 'null' }} as string) as tenant_id
+  from (
+    {{ sql }}
+  ) as topic_batch
+{%- endmacro %}
+
+
+{#-- The one step readers see: claim the next offset for the staged batch. --#}
+{% macro apply_topic_publish(backing, topic, staging) -%}
+  {%- set offset = adapter.topic_claim_offset(backing, staging.target, topic.file_format,
+                                               topic_stored_columns(topic)) -%}
+  {%- if staging.kind == 'table' -%}
+    {% do run_query("drop table if exists " ~ staging.target) %}
+  {%- endif -%}
+  {{ return(offset) }}
+{%- endmacro %}
+
+
+{#-- Last consumed offset of every registered consumer of a topic. --#}
+{% macro fetch_topic_consumer_positions(relation, topic_id) -%}
+  {%- set consumers = topic_consumers_relation(relation) -%}
+  {%- if adapter.get_relation(consumers.database, consumers.schema, consumers.identifier) is none -%}
+    {{ return([]) }}
+  {%- endif -%}
+  {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "
+                           ~ adapter.sql_string(topic_id) ~ " group by consumer") -%}
+  {{ return(rows) }}
+{%- endmacro %}
+
+
+{% macro apply_topic_retention(backing, topic, definition) -%}
+  {%- if definition.retention_offsets is none and definition.retention_ms is none -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set stored = run_query("select _offset, max(_produced_at) from " ~ backing ~ " group by _offset") -%}
+  {%- set consumers = fetch_topic_consumer_positions(backing, topic.topic_id) -%}
+  {%- set plan = adapter.topic_retention_plan(stored, definition.retention_offsets,
+                                              definition.retention_ms, consumers) -%}
+  {%- set statement_sql = adapter.topic_retention_sql(backing, plan.drop, topic.file_format) -%}
+  {%- if statement_sql -%}
+    {% do run_query(statement_sql) %}
+    {{ log("topic " ~ topic.name ~ ": retention dropped offsets " ~ plan.drop, info=true) }}
+  {%- endif -%}
+  {%- if plan.held_by_consumers -%}
+    {{ log("topic " ~ topic.name ~ ": retention keeps expired offsets " ~ plan.held_by_consumers
+           ~ " until every registered consumer has consumed them", info=true) }}
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,97 @@
+{#-- Consuming a topic (SPEC section 5).
+
+     {{ topic_events(ref('cdc_orders'), where="op = 'd'") }} is a subquery over the
+     events this model has not consumed yet, with the engine columns renamed to
+     event_offset, event_row_idx, event_produced_at (and event_tenant_id).
+
+     The offset range (last consumed, high-water mark] is fixed once, when the model's
+     SQL is compiled, and kept by the adapter. The model's post-hook
+     topic_commit_consumed() -- added automatically -- records the high-water mark in
+     `topic_consumers` only after the model's own statements succeeded. A run that fails
+     records nothing, so the next run reads the same events again (plus newer ones);
+     events published while the model runs are above the bound and read next time. --#}
+{% macro topic_events(topic, where=none) -%}
+  {%- if where is not none -%}
+    {%- set where = adapter.validate_predicate(where, 'where', "topic_events in model '" ~ model.name ~ "'") -%}
+  {%- endif -%}
+  {%- if not execute -%}
+    {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}
+    (select * from {{ topic }})
+  {%- else -%}
+    {%- set registration = topic_require_registration(topic) -%}
+    {%- set backing = topic_backing_relation(topic, registration) -%}
+    {%- set after = fetch_topic_consumed_offset(topic, registration.topic_id, model.unique_id) -%}
+    {%- set upto = fetch_topic_high_water_mark(backing, registration) -%}
+    {%- do adapter.topic_remember_consumed(model.unique_id, topic.schema, registration.topic_id, after, upto) -%}
+    {%- set names = [] -%}
+    {%- for column in registration.columns -%}{%- do names.append(column[0]) -%}{%- endfor -%}
+    ({{ adapter.topic_events_sql(backing, names, after, upto,
+                                 adapter.bound_tenant(var('jammi_tenant', none)), where) }})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro topic_consumers_relation(relation) -%}
+  {{ return(api.Relation.create(database=relation.database, schema=relation.schema,
+                                identifier='topic_consumers', type='table')) }}
+{%- endmacro %}
+
+
+{% macro get_create_topic_consumers_sql(consumers) -%}
+  create table if not exists {{ consumers }} (
+    consumer string,
+    topic_id string,
+    last_offset bigint,
+    committed_at bigint
+  ) using parquet
+  comment 'dbt-jammi topic consumers: append-only; a consumer position is max(last_offset)'
+{%- endmacro %}
+
+
+{% macro topic_require_registration(topic) -%}
+  {%- set registration = fetch_topic_registration(topic) -%}
+  {%- if registration is none -%}
+    {% do exceptions.raise_compiler_error(
+        "model '" ~ model.name ~ "': " ~ topic ~ " is not a topic (no row in "
+        ~ topic.schema ~ ".topics)\n  Fix: pass ref() of a model with materialized='topic', and build it first") %}
+  {%- endif -%}
+  {{ return(registration) }}
+{%- endmacro %}
+
+
+{#-- The last offset `consumer` has recorded as consumed from a topic (0: none). --#}
+{% macro fetch_topic_consumed_offset(topic, topic_id, consumer) -%}
+  {%- set consumers = topic_consumers_relation(topic) -%}
+  {%- if adapter.get_relation(consumers.database, consumers.schema, consumers.identifier) is none -%}
+    {{ return(0) }}
+  {%- endif -%}
+  {%- set rows = run_query("select coalesce(max(last_offset), 0) from " ~ consumers
+      ~ " where topic_id = " ~ adapter.sql_string(topic_id)
+      ~ " and consumer = " ~ adapter.sql_string(consumer)) -%}
+  {{ return(rows[0][0] | int) }}
+{%- endmacro %}
+
+
+{#-- The newest committed offset of a topic (0: none). --#}
+{% macro fetch_topic_high_water_mark(backing, registration) -%}
+  {%- if registration.file_format == 'delta' -%}
+    {%- set rows = run_query("select coalesce(max(_offset), 0) from " ~ backing) -%}
+    {{ return(rows[0][0] | int) }}
+  {%- endif -%}
+  {%- set offsets = adapter.topic_offsets_from_partitions(run_query("show partitions " ~ backing)) -%}
+  {{ return(offsets[-1] if offsets else 0) }}
+{%- endmacro %}
+
+
+{#-- Post-hook of every consumer model: record what its compiled SQL read. --#}
+{% macro topic_commit_consumed() -%}
+  {%- if execute -%}
+    {%- for consumed in adapter.topic_take_consumed(model.unique_id) if consumed.upto > consumed.after -%}
+      {%- set consumers = api.Relation.create(schema=consumed.topic_schema, identifier='topic_consumers', type='table') -%}
+      {% do run_query(get_create_topic_consumers_sql(consumers)) %}
+      {% do run_query("insert into " ~ consumers ~ " values ("
+          ~ adapter.sql_string(model.unique_id) ~ ", " ~ adapter.sql_string(consumed.topic_id) ~ ", "
+          ~ consumed.upto ~ ", " ~ adapter.topic_now_micros() ~ ")") %}
+    {%- endfor -%}
+  {%- endif -%}
+{%- endmacro %}

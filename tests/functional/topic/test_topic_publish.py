@@ -1,0 +1,152 @@
+"""Publishing to a topic: naming, registry, offsets, atomicity (SPEC section 5)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.conftest import test_file_format
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows, spark
+
+TOPIC_ID = re.compile(r"^[0-9a-f]{8}_[0-9a-f]{4}_7[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}$")
+
+
+class TopicProject:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": test_file_format()}}
+
+
+class TestTopicPublish(TopicProject):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"cdc_orders.sql": CDC_ORDERS_SQL}
+
+    def test_three_publishes(self, project):
+        schema = project.test_schema
+        for batch in (1, 2, 3):
+            results = run_dbt(["run", "--vars", f"{{batch: {batch}}}"])
+            assert [r.status for r in results] == ["success"]
+
+        topic_id, name, backing = registration(schema)
+        assert name == "cdc.orders"
+        assert TOPIC_ID.match(topic_id), topic_id
+        assert backing == f"__topic_{topic_id}"
+
+        # backing table schema: engine columns, user columns, tenant_id
+        described = {
+            r[0]: r[1]
+            for r in rows(f"DESCRIBE TABLE {schema}.{backing}")
+            if r[0] and not r[0].startswith("#")
+        }
+        assert described == {
+            "_offset": "bigint",
+            "_row_idx": "bigint",
+            "_produced_at": "bigint",
+            "order_id": "int",
+            "op": "string",
+            "amount": "int",
+            "tenant_id": "string",
+        }
+        # ref() resolves to a view named after the model, columns in contract order
+        view_columns = spark().table(f"{schema}.cdc_orders").columns
+        assert view_columns == [
+            "_offset",
+            "_row_idx",
+            "_produced_at",
+            "order_id",
+            "op",
+            "amount",
+            "tenant_id",
+        ]
+        kinds = {r[1]: r[2] for r in rows(f"SHOW TABLES IN {schema}")}
+        assert "cdc_orders" in kinds
+
+        events = rows(
+            f"SELECT _offset, _row_idx, order_id, op FROM {schema}.{backing} "
+            "ORDER BY _offset, _row_idx"
+        )
+        assert events == [
+            (1, 0, 1, "c"),
+            (1, 1, 2, "c"),
+            (1, 2, 3, "c"),
+            (2, 0, 2, "u"),
+            (2, 1, 1, "d"),
+            (3, 0, 4, "c"),
+            (3, 1, 3, "d"),
+            (3, 2, 2, "d"),
+        ]
+        produced = rows(
+            f"SELECT _offset, count(DISTINCT _produced_at), min(_produced_at) "
+            f"FROM {schema}.{backing} GROUP BY _offset ORDER BY _offset"
+        )
+        assert [(o, n) for o, n, _ in produced] == [(1, 1), (2, 1), (3, 1)]
+        # UTC microseconds of "now"-ish (after 2020, before 2100)
+        assert all(1_577_836_800_000_000 < p < 4_102_444_800_000_000 for *_, p in produced)
+        tenant_rows = f"SELECT count(*) FROM {schema}.cdc_orders WHERE tenant_id IS NOT NULL"
+        assert rows(tenant_rows) == [(0,)]
+
+        # SPEC section 5's hourly delete rollup, verbatim
+        rollup = rows(
+            "SELECT date_trunc('hour', timestamp_micros(_produced_at)) AS hour, "
+            "count(*) AS deletes "
+            f"FROM {schema}.__topic_{topic_id} WHERE op = 'd' GROUP BY 1 ORDER BY 1"
+        )
+        assert sum(r[1] for r in rollup) == 3
+        expected = {}
+        for p, n in rows(
+            f"SELECT _produced_at, count(*) FROM {schema}.{backing} WHERE op = 'd' GROUP BY 1"
+        ):
+            hour = p // 3_600_000_000
+            expected[hour] = expected.get(hour, 0) + n
+        assert [(int(r[0].timestamp()) // 3600, r[1]) for r in rollup] == sorted(expected.items())
+
+
+class TestTopicFailedPublish(TopicProject):
+    """A run that fails after the batch was written publishes nothing."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"cdc_orders.sql": CDC_ORDERS_SQL}
+
+    def test_failed_run_leaves_no_partial_publish(self, project):
+        schema = project.test_schema
+        run_dbt(["run", "--vars", "{batch: 1}"])
+        _, _, backing = registration(schema)
+        # The batch is fully staged, then a post-hook fails before the offset is claimed.
+        failing = ["run", "--vars", "{batch: 2}", "--fail-fast"]
+        # (spark.sql is lazy for queries; a missing table fails at analysis, eagerly)
+        hook = "select count(*) from {{ this.schema }}.audit_table_that_does_not_exist"
+        with open(os.path.join(project.project_root, "models", "cdc_orders.sql"), "w") as f:
+            f.write(
+                CDC_ORDERS_SQL.replace(
+                    "topic_name='cdc.orders'", f"topic_name='cdc.orders', post_hook=\"{hook}\""
+                )
+            )
+        results = run_dbt(failing, expect_pass=False)
+        assert [r.status for r in results] == ["error"]
+        assert rows(f"SELECT DISTINCT _offset FROM {schema}.{backing}") == [(1,)]
+        assert rows(f"SELECT count(*) FROM {schema}.cdc_orders") == [(3,)]
+        if test_file_format() != "delta":
+            # the staged files exist on disk, but no partition points at them
+            location = [
+                r[1]
+                for r in rows(f"DESCRIBE TABLE EXTENDED {schema}.{backing}")
+                if r[0] == "Location"
+            ][0]
+            staging = location.replace("file:", "") + "/_staging"
+            staged = [d for d in os.listdir(staging)]
+            assert len(staged) == 2  # offset 1's partition and the failed batch
+            assert len(rows(f"SHOW PARTITIONS {schema}.{backing}")) == 1
+
+        # the retry publishes the batch once, under the next offset
+        with open(os.path.join(project.project_root, "models", "cdc_orders.sql"), "w") as f:
+            f.write(CDC_ORDERS_SQL)
+        run_dbt(["run", "--vars", "{batch: 2}"])
+        assert rows(f"SELECT _offset, count(*) FROM {schema}.{backing} GROUP BY 1 ORDER BY 1") == [
+            (1, 3),
+            (2, 2),
+        ]
