@@ -10,6 +10,7 @@ from dbt.adapters.base import available
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.session import (
     SessionCapabilities,
     cached_capabilities,
@@ -58,7 +59,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JammiAdapter(TopicAdapterMixin, SparkAdapter):
+class JammiAdapter(MutableTableAdapterMixin, TopicAdapterMixin, SparkAdapter):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
 

@@ -1,0 +1,56 @@
+{#-- MERGE applier (delta; iceberg/hudi where the session supports MERGE INTO): the
+     change set is applied with one MERGE INTO per run, generically over the storage key,
+     so SCD2 interval closes/splits (updates keyed by (pk, valid_from)) apply unchanged. --#}
+
+{% macro get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
+  {{ return(adapter.dispatch('get_merge_change_set_sql', 'dbt')(definition, target_relation, change_set_relation)) }}
+{%- endmacro %}
+
+{% macro default__get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set non_key = [] -%}
+  {%- for c in definition.storage_columns if c[0] not in definition.storage_key -%}
+    {%- do non_key.append(c[0]) -%}
+  {%- endfor -%}
+merge into {{ target_relation }} as t
+using {{ change_set_relation }} as s
+on {{ mutable_key_match_clause(definition, 't', 's') }}
+when matched and s._change = 'delete' then delete
+{%- if non_key %}
+when matched and s._change = 'update' then update set
+  {%- for c in non_key %}
+  t.{{ q(c) }} = s.{{ q(c) }}{{ ',' if not loop.last }}
+  {%- endfor %}
+{%- endif %}
+when not matched and s._change = 'insert' then insert (
+  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
+) values (
+  {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id
+)
+{%- endmacro %}
+
+
+{#-- Delta layout for secondary indexes: Z-order the files by the index columns (data
+     skipping uses the per-file min/max statistics Delta keeps for them). --#}
+{% macro get_zorder_sql(definition, target_relation) -%}
+  {%- set columns = [] -%}
+  {%- for index in definition.indexes -%}
+    {%- for c in index.columns if c not in columns -%}{%- do columns.append(c) -%}{%- endfor -%}
+  {%- endfor -%}
+  {%- if definition.ordering_column and definition.ordering_column not in columns -%}
+    {%- do columns.insert(0, definition.ordering_column) -%}
+  {%- endif -%}
+  {%- if columns -%}
+optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote_column(c) }}{{ ', ' if not loop.last }}{% endfor %})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none) -%}
+  {%- if fail_at in ('write', 'before_commit') -%}
+    {%- do run_query(mutable_failure_sql(fail_at)) -%}
+  {%- endif -%}
+  {%- call statement('main') -%}
+    {{ get_merge_change_set_sql(definition, target_relation, change_set_relation) }}
+  {%- endcall -%}
+{%- endmacro %}

@@ -1,0 +1,168 @@
+{#-
+  Change-set planner (history: none). ONE query shared by both appliers.
+
+  CONTRACT (the SCD2 planner, get_scd2_change_set_sql, returns the same shape):
+    get_*_change_set_sql(definition, source_relation, target_relation, tenant) returns a
+    SELECT whose rows are the storage rows that must change:
+      - columns: every definition.storage_columns name (in order), then tenant_id,
+        then _change in ('insert', 'update', 'delete');
+      - exactly one row per affected storage row, keyed by (tenant_id, storage_key);
+        tenant_id is compared NULL-safe (<=>), storage_key columns are never NULL;
+      - 'insert': the key is not stored yet, the row is the complete new row;
+      - 'update': the key is stored, the row is the complete new row (partial updates
+        are already coalesced with the stored values);
+      - 'delete': the key is stored; the row carries the stored values.
+    target_relation is none when the table does not exist yet (first run / rebuild).
+    tenant is the bound tenant (string) or none. The appliers (apply_merge.sql,
+    apply_rewrite.sql) only apply this set; they never decide anything.
+
+  Decisions per key (SPEC section 4):
+    - batch rows are stamped with tenant_id (bound tenant / tenant_from / NULL);
+    - duplicate keys in the batch were rejected or resolved by the checks in
+      checks.sql; here the highest version_column per key is taken;
+    - delete_when rows delete their key, hard_deletes: delete deletes stored keys of
+      the run's scope that are absent from the batch;
+    - with version_column an existing key changes only if the batch version is greater
+      (older or equal versions are ignored: the first write of a version wins);
+    - an update that changes no value is dropped, so re-running a batch is a no-op.
+-#}
+
+{% macro get_mutable_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+  {{ return(adapter.dispatch('get_mutable_change_set_sql', 'dbt')(
+      definition, source_relation, target_relation, tenant)) }}
+{%- endmacro %}
+
+
+{#-- The planner for the definition's history mode. --#}
+{% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+  {%- if definition.history == 'scd2' -%}
+    {{ return(get_scd2_change_set_sql(definition, source_relation, target_relation, tenant)) }}
+  {%- else -%}
+    {{ return(get_mutable_change_set_sql(definition, source_relation, target_relation, tenant)) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- a.tenant_id <=> b.tenant_id and a.k = b.k ... over the storage key --#}
+{% macro mutable_key_match_clause(definition, left, right) -%}
+  {{ left }}.tenant_id <=> {{ right }}.tenant_id
+  {%- for k in definition.storage_key %} and {{ left }}.{{ adapter.quote_column(k) }} = {{ right }}.{{ adapter.quote_column(k) }}{% endfor %}
+{%- endmacro %}
+
+
+{#-- The stored rows in the run's scope, or an empty relation of the storage schema. --#}
+{% macro mutable_target_rows_sql(definition, target_relation, tenant) -%}
+  {%- if target_relation is none -%}
+    select
+      {%- for c in definition.storage_columns %}
+      cast(null as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }},
+      {%- endfor %}
+      cast(null as string) as tenant_id
+    where 1 = 0
+  {%- else -%}
+    select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro default__get_mutable_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+{%- set q = adapter.quote_column -%}
+{%- set key = definition.storage_key -%}
+{%- set values = definition.value_columns -%}
+{%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
+{%- set version = definition.version_column -%}
+{%- set full_outer = definition.hard_deletes == 'delete' -%}
+{%- set newer -%}
+  {%- if version -%}coalesce(s_{{ version }} > t_{{ version }}, t_{{ version }} is null){%- else -%}true{%- endif -%}
+{%- endset -%}
+{#-- the value a column gets in the new row of an insert or update --#}
+{%- set new_value = {} -%}
+{%- for c in definition.storage_columns -%}
+  {%- do new_value.update({c[0]: ('coalesce(s_' ~ c[0] ~ ', t_' ~ c[0] ~ ')') if definition.partial_updates else ('s_' ~ c[0])}) -%}
+{%- endfor -%}
+with
+
+batch as (
+  select
+    {%- for c in definition.storage_columns %}
+    {%- if c[0] in batch_columns %}
+    cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
+    {%- else %}
+    cast(null as {{ c[1] }}) as {{ q(c[0]) }},
+    {%- endif %}
+    {%- endfor %}
+    {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
+    {%- if definition.delete_when %}
+    coalesce(({{ definition.delete_when }}), false) as is_delete
+    {%- else %}
+    false as is_delete
+    {%- endif %}
+  from {{ source_relation }}
+),
+
+latest as (
+  {#- one row per key: the highest version (ties were rejected by the batch checks) #}
+  {%- if version %}
+  select * from (
+    select *, row_number() over (
+      partition by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+      order by {{ q(version) }} desc) as rn
+    from batch
+  ) where rn = 1
+  {%- else %}
+  select *, 1 as rn from batch
+  {%- endif %}
+),
+
+target as (
+  {{ mutable_target_rows_sql(definition, target_relation, tenant) }}
+),
+
+joined as (
+  select
+    {%- for c in definition.storage_columns %}
+    s.{{ q(c[0]) }} as s_{{ c[0] }}, t.{{ q(c[0]) }} as t_{{ c[0] }},
+    {%- endfor %}
+    s.tenant_id as s_tenant_id, t.tenant_id as t_tenant_id,
+    s.is_delete as is_delete,
+    s.rn is not null as in_batch,
+    t.{{ q(key[0]) }} is not null as in_target
+  from latest as s
+  {{ 'full outer join' if full_outer else 'left join' }} target as t
+    on {{ mutable_key_match_clause(definition, 's', 't') }}
+),
+
+decided as (
+  select *,
+    case
+      when not in_batch then {{ "'delete'" if full_outer else 'null' }}
+      when is_delete then case when in_target and {{ newer }} then 'delete' end
+      when not in_target then 'insert'
+      when not ({{ newer }}) then null
+      {%- if values %}
+      when {% for c in values %}{{ new_value[c] }} <=> t_{{ c }}{{ ' and ' if not loop.last }}{% endfor %} then null
+      {%- else %}
+      when true then null
+      {%- endif %}
+      else 'update'
+    end as change_kind
+  from joined
+)
+
+select
+  {%- for c in definition.storage_columns %}
+  {%- if c[0] in key %}
+  case when in_batch then s_{{ c[0] }} else t_{{ c[0] }} end as {{ q(c[0]) }},
+  {%- else %}
+  case change_kind
+    when 'delete' then t_{{ c[0] }}
+    when 'insert' then s_{{ c[0] }}
+    else {{ new_value[c[0]] }}
+  end as {{ q(c[0]) }},
+  {%- endif %}
+  {%- endfor %}
+  case when in_batch then s_tenant_id else t_tenant_id end as tenant_id,
+  change_kind as _change
+from decided
+where change_kind is not null
+{%- endmacro %}

@@ -1,0 +1,99 @@
+{#-- Checks that run before anything is written: on the batch (NULL keys, NULL versions,
+     duplicate keys) and on the would-be next state (unique indexes). Each check is one
+     query returning up to 5 sample rows; a non-empty answer fails the run with them. --#}
+
+{#-- The columns that identify a row within one batch: the primary key (plus valid_from
+     for scd2 batches that carry their effective time). --#}
+{% macro mutable_batch_key(definition) -%}
+  {%- set key = definition.primary_key | list -%}
+  {%- if definition.history == 'scd2' and definition.valid_from in (definition.batch_columns or []) -%}
+    {%- do key.append(definition.valid_from) -%}
+  {%- endif -%}
+  {{ return(key) }}
+{%- endmacro %}
+
+
+{% macro get_batch_null_key_sql(definition, batch_relation) -%}
+  {%- set key = mutable_batch_key(definition) -%}
+  select * from {{ batch_relation }}
+  where {% for k in key %}{{ adapter.quote_column(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}
+  limit 5
+{%- endmacro %}
+
+
+{% macro get_batch_null_version_sql(definition, batch_relation) -%}
+  select * from {{ batch_relation }} where {{ adapter.quote_column(definition.version_column) }} is null limit 5
+{%- endmacro %}
+
+
+{#-- Keys that appear more than once (no version column), or more than once at their
+     highest version (with a version column). --#}
+{% macro get_batch_duplicate_key_sql(definition, batch_relation, tenant) -%}
+  {%- set key = mutable_batch_key(definition) -%}
+  {%- set version = definition.version_column -%}
+  with stamped as (
+    select {{ mutable_tenant_expr(definition, tenant) }} as tenant_id, *
+    from {{ batch_relation }}
+  ),
+  candidates as (
+    {%- if version %}
+    select * from (
+      select tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}, {{ adapter.quote_column(version) }},
+        rank() over (partition by tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}
+                     order by {{ adapter.quote_column(version) }} desc) as version_rank
+      from stamped
+    ) where version_rank = 1
+    {%- else %}
+    select * from stamped
+    {%- endif %}
+  )
+  select tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}
+    {%- if version %}, {{ adapter.quote_column(version) }}{% endif %}, count(*) as row_count
+  from candidates
+  group by tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}{% if version %}, {{ adapter.quote_column(version) }}{% endif %}
+  having count(*) > 1
+  limit 5
+{%- endmacro %}
+
+
+{#-- Fail the run (nothing written yet) if the batch breaks a key rule. --#}
+{% macro apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_relation)) -%}
+  {%- if nulls.rows | length > 0 -%}
+    {%- do adapter.mutable_batch_error(model.name, 'null_key', nulls) -%}
+  {%- endif -%}
+  {%- if definition.version_column -%}
+    {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_relation)) -%}
+    {%- if null_versions.rows | length > 0 -%}
+      {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ definition.version_column ~ "'") -%}
+    {%- endif -%}
+  {%- endif -%}
+  {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_relation, tenant)) -%}
+  {%- if duplicates.rows | length > 0 -%}
+    {%- set kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
+    {%- do adapter.mutable_batch_error(model.name, kind, duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- Values of a unique index that more than one row of the next state would hold (per
+     tenant; rows with a NULL index column do not collide, as in SQL). --#}
+{% macro get_unique_index_violations_sql(definition, index, next_state_sql) -%}
+  select tenant_id{% for c in index.columns %}, {{ adapter.quote_column(c) }}{% endfor %}, count(*) as row_count
+  from ({{ next_state_sql }}) as next_state
+  where {% for c in index.columns %}{{ adapter.quote_column(c) }} is not null{{ ' and ' if not loop.last }}{% endfor %}
+  group by tenant_id{% for c in index.columns %}, {{ adapter.quote_column(c) }}{% endfor %}
+  having count(*) > 1
+  limit 5
+{%- endmacro %}
+
+
+{% macro apply_unique_index_checks(definition, target_relation, change_set_relation) -%}
+  {%- for index in definition.indexes if index.unique -%}
+    {%- set next_state_sql = get_next_state_sql(definition, target_relation, change_set_relation) -%}
+    {%- set violations = run_query(get_unique_index_violations_sql(definition, index, next_state_sql)) -%}
+    {%- if violations.rows | length > 0 -%}
+      {%- do adapter.mutable_batch_error(model.name, 'unique_index', violations, "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")") -%}
+    {%- endif -%}
+  {%- endfor -%}
+{%- endmacro %}

@@ -1,0 +1,152 @@
+{#-- mutable_table: the model's output is a change batch applied row by row by key.
+     Phases: setup -> batch (validate) -> plan (change set) -> apply (create | merge |
+     rewrite) -> finish (properties, registry, cleanup, docs, hooks). docs/mutable_table.md --#}
+
+{% materialization mutable_table, adapter='jammi', supported_languages=['sql'] %}
+
+  {#-- 1. setup --#}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set existing_relation = load_relation(this) -%}
+  {%- set tenant = jammi_bound_tenant() -%}
+  {%- set fail_at = adapter.mutable_failure_phase(var('jammi_fail_at', none)) -%}
+  {%- set run_id = adapter.mutable_run_id() -%}
+  {%- set committed_location = none -%}
+  {%- set rebuild = existing_relation is not none and adapter.mutable_full_refresh_allowed(flags.FULL_REFRESH, config.get('full_refresh')) -%}
+  {%- if existing_relation is not none and flags.FULL_REFRESH and not rebuild -%}
+    {%- do exceptions.warn("mutable_table '" ~ model.name ~ "': --full-refresh ignored, the stored state is kept (a mutable table holds state its model cannot rebuild). Set config full_refresh: true on the model to allow rebuilding it from the model's output.") -%}
+  {%- endif -%}
+  {%- if existing_relation is not none and existing_relation.is_view -%}
+    {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ existing_relation ~ " is a view; drop it first") -%}
+  {%- endif -%}
+  {{ run_hooks(pre_hooks) }}
+
+  {#-- 2. batch: the model's output, validated before anything is created --#}
+  {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
+  {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
+  {%- set batch_columns = adapter.get_columns_in_relation(batch_relation) -%}
+  {%- set batch_definition = adapter.mutable_table_definition(model.name, batch_columns, adapter.mutable_definition_config(model)) -%}
+  {%- set state = fetch_mutable_table_state(existing_relation) if existing_relation is not none else none -%}
+  {%- if state is none or rebuild -%}
+    {%- set definition = batch_definition -%}
+    {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
+    {%- set new_columns = [] -%}
+  {%- else -%}
+    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, adapter.get_columns_in_relation(existing_relation)) -%}
+    {%- set definition = reconciled.definition -%}
+    {%- set file_format = state.file_format -%}
+    {%- set new_columns = reconciled.new_columns -%}
+  {%- endif -%}
+  {%- do definition.update({'batch_columns': batch_columns | map(attribute='name') | list}) -%}
+  {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+
+  {#-- a permitted rebuild starts from nothing; a schema change widens the table first --#}
+  {%- if rebuild -%}
+    {%- do drop_mutable_table(existing_relation, state) -%}
+    {%- set state = none -%}
+  {%- endif -%}
+  {%- if new_columns -%}
+    {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
+  {%- endif -%}
+  {%- set plan_target = target_relation if state is not none else none -%}
+  {%- set use_merge = adapter.uses_merge(file_format) -%}
+
+  {#-- 3. plan: one change set (insert / update / delete per storage key) --#}
+  {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') -%}
+  {%- do run_query(get_create_temp_view_sql(change_set_relation, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
+  {%- if not use_merge -%}
+    {#-- rewrite: materialize the plan once, made from the version in state.location --#}
+    {%- do run_query('cache table ' ~ change_set_relation) -%}
+  {%- endif -%}
+  {%- set counts = fetch_change_counts(change_set_relation) -%}
+  {%- if counts.total > 0 -%}
+    {%- do apply_unique_index_checks(definition, plan_target, change_set_relation) -%}
+  {%- endif -%}
+
+  {#-- 4. apply --#}
+  {%- if state is none -%}
+    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at) -%}
+  {%- elif counts.total > 0 and use_merge -%}
+    {%- do apply_merge(definition, target_relation, change_set_relation, fail_at) -%}
+  {%- elif counts.total > 0 -%}
+    {%- set committed_location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at) -%}
+  {%- endif -%}
+
+  {#-- 5. finish: record the definition, clean up, docs, grants, hooks --#}
+  {%- if state is not none -%}
+    {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
+  {%- endif -%}
+  {%- do drop_mutable_temp_views([change_set_relation, batch_relation]) -%}
+  {%- do store_raw_result('main', message=counts.message, code='MUTABLE', rows_affected=counts.total) -%}
+  {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
+  {%- do persist_docs(target_relation, model) -%}
+  {{ run_hooks(post_hooks) }}
+  {{ return({'relations': [target_relation]}) }}
+
+{% endmaterialization %}
+
+
+{% macro fetch_change_counts(change_set_relation) -%}
+  {%- set rows = run_query('select _change, count(*) from ' ~ change_set_relation ~ ' group by _change') -%}
+  {%- set counts = {'insert': 0, 'update': 0, 'delete': 0} -%}
+  {%- for row in rows.rows -%}{%- do counts.update({row[0]: row[1] | int}) -%}{%- endfor -%}
+  {%- set total = counts['insert'] + counts['update'] + counts['delete'] -%}
+  {{ return({'total': total, 'message': 'INSERT ' ~ counts['insert'] ~ ', UPDATE ' ~ counts['update'] ~ ', DELETE ' ~ counts['delete']}) }}
+{%- endmacro %}
+
+
+{#-- First run (or permitted rebuild): create the storage table holding the first batch,
+     record the definition on it and register it -- all or nothing. --#}
+{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none) -%}
+  {%- set registry = mutable_registry_relation(target_relation) -%}
+  {%- do run_query(get_create_mutable_registry_sql(registry, file_format)) -%}
+  {%- set first_state_sql = get_next_state_sql(definition, none, change_set_relation) -%}
+  {%- set statements = [] -%}
+  {%- set undo_paths = [] -%}
+  {%- set location = none -%}
+  {%- if adapter.uses_merge(file_format) -%}
+    {%- do statements.append(get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql)) -%}
+    {%- if fail_at in ('write', 'before_commit') -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
+    {%- set zorder = get_zorder_sql(definition, target_relation) -%}
+    {%- if zorder | trim -%}{%- do statements.append(zorder) -%}{%- endif -%}
+  {%- else -%}
+    {%- set location = adapter.mutable_first_location(fetch_schema_location(target_relation), target_relation.identifier, run_id) -%}
+    {%- do undo_paths.append(adapter.mutable_base_location(location)) -%}
+    {%- do statements.append(get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at)) -%}
+    {%- if fail_at == 'before_commit' -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
+    {%- do statements.append(get_create_storage_table_sql(definition, target_relation, file_format, location)) -%}
+  {%- endif -%}
+  {%- if fail_at == 'register' -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
+  {%- do statements.append(get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)) -%}
+  {%- do adapter.mutable_execute_all_or_nothing(statements, ['drop table if exists ' ~ target_relation], undo_paths) -%}
+  {%- if location -%}
+    {%- do adapter.mutable_remove_stale_versions(location, false) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- After an existing table was applied to: the version (rewrite formats) and the
+     definition on the table; a registry row when the definition changed; cleanup. --#}
+{% macro record_mutable_definition(definition, state, target_relation, file_format, committed_location=none) -%}
+  {%- set definition_json = adapter.mutable_definition_json(definition) -%}
+  {%- set changed = definition_json != adapter.mutable_definition_json(state.definition or {}) -%}
+  {%- if committed_location or changed -%}
+    {%- set version = adapter.mutable_version(committed_location or state.location) -%}
+    {%- do run_query('alter table ' ~ target_relation ~ ' set ' ~ mutable_table_properties_clause(definition, file_format, version)) -%}
+  {%- endif -%}
+  {%- if changed -%}
+    {%- do run_query(get_insert_mutable_registry_row_sql(mutable_registry_relation(target_relation), target_relation, definition, file_format)) -%}
+  {%- endif -%}
+  {%- if state.location -%}
+    {#-- a run that committed removes every other version directory (in-flight runs will
+         fail their commit check anyway); a run that did not only removes older ones --#}
+    {%- do adapter.mutable_remove_stale_versions(committed_location or state.location, keep_newer=(committed_location is none)) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro drop_mutable_temp_views(relations) -%}
+  {%- for relation in relations -%}
+    {%- do run_query('uncache table if exists ' ~ relation) -%}
+    {%- do run_query('drop view if exists ' ~ relation) -%}
+  {%- endfor -%}
+{%- endmacro %}

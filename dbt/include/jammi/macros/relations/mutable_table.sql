@@ -1,0 +1,130 @@
+{#-- Storage tables of mutable_table models and the mutable_tables registry. --#}
+
+{#-- A session temp view next to a model: <identifier>__jammi_<suffix>. --#}
+{% macro mutable_temp_relation(target_relation, suffix) -%}
+  {%- set relation = target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__jammi_' ~ suffix}, type='view') -%}
+  {{ return(relation.include(database=false, schema=false)) }}
+{%- endmacro %}
+
+
+{% macro get_create_temp_view_sql(relation, select_sql) -%}
+  create or replace temporary view {{ relation }} as
+  {{ select_sql }}
+{%- endmacro %}
+
+
+{#-- The registry: in the model's schema unless config registry_schema says otherwise. --#}
+{% macro mutable_registry_relation(target_relation) -%}
+  {%- set schema = config.get('registry_schema') or target_relation.schema -%}
+  {{ return(target_relation.incorporate(path={'schema': schema, 'identifier': 'mutable_tables'}, type='table')) }}
+{%- endmacro %}
+
+
+{% macro get_create_mutable_registry_sql(registry_relation, file_format) -%}
+  create table if not exists {{ registry_relation }} (
+    table_id string,
+    relation string,
+    file_format string,
+    definition string,
+    registered_at bigint,
+    invocation_id string
+  ) using {{ 'delta' if file_format == 'delta' else 'parquet' }}
+{%- endmacro %}
+
+
+{#-- One row per registration or definition change; the latest registered_at is current. --#}
+{% macro get_insert_mutable_registry_row_sql(registry_relation, target_relation, definition, file_format) -%}
+  insert into {{ registry_relation }}
+  select
+    {{ adapter.sql_string(definition.table_id) }},
+    {{ adapter.sql_string(target_relation | string) }},
+    {{ adapter.sql_string(file_format) }},
+    {{ adapter.sql_string(adapter.mutable_definition_json(definition)) }},
+    unix_millis(current_timestamp()),
+    {{ adapter.sql_string(invocation_id) }}
+{%- endmacro %}
+
+
+{% macro mutable_table_properties_clause(definition, file_format, version=none) -%}
+  tblproperties (
+    'jammi.kind' = 'mutable_table',
+    'jammi.file_format' = {{ adapter.sql_string(file_format) }},
+    {%- if version is not none %}
+    'jammi.version' = '{{ version }}',
+    {%- endif %}
+    'jammi.definition' = {{ adapter.sql_string(adapter.mutable_definition_json(definition)) }}
+  )
+{%- endmacro %}
+
+
+{#-- The parquet/orc storage table over an already written first version directory. --#}
+{% macro get_create_storage_table_sql(definition, target_relation, file_format, location) -%}
+  create table {{ target_relation }} (
+    {%- for c in definition.storage_columns %}
+    {{ adapter.quote_column(c[0]) }} {{ c[1] }},
+    {%- endfor %}
+    tenant_id string
+  )
+  using {{ file_format }}
+  location {{ adapter.sql_string(location) }}
+  {{ mutable_table_properties_clause(definition, file_format, 1) }}
+{%- endmacro %}
+
+
+{#-- The delta storage table, created with its first batch in one statement. --#}
+{% macro get_create_storage_table_as_sql(definition, target_relation, file_format, select_sql) -%}
+  create table {{ target_relation }}
+  using {{ file_format }}
+  {{ mutable_table_properties_clause(definition, file_format) }}
+  as
+  select
+    {%- for c in definition.storage_columns %}
+    cast({{ adapter.quote_column(c[0]) }} as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }},
+    {%- endfor %}
+    cast(tenant_id as string) as tenant_id
+  from ({{ select_sql }}) as first_batch
+{%- endmacro %}
+
+
+{% macro get_add_columns_sql(target_relation, columns) -%}
+  alter table {{ target_relation }} add columns (
+    {%- for c in columns %}{{ adapter.quote_column(c[0]) }} {{ c[1] }}{{ ', ' if not loop.last }}{% endfor -%}
+  )
+{%- endmacro %}
+
+
+{% macro fetch_table_properties(relation) -%}
+  {%- set rows = run_query('show tblproperties ' ~ relation) -%}
+  {%- set properties = {} -%}
+  {%- for row in rows.rows -%}{%- do properties.update({row[0]: row[1]}) -%}{%- endfor -%}
+  {{ return(properties) }}
+{%- endmacro %}
+
+
+{% macro fetch_schema_location(relation) -%}
+  {%- set rows = run_query('describe schema extended ' ~ relation.schema) -%}
+  {{ return(adapter.mutable_location(rows)) }}
+{%- endmacro %}
+
+
+{#-- What is stored for an existing mutable table: its properties, format and (for the
+     rewrite formats) the version directory it points at. --#}
+{% macro fetch_mutable_table_state(relation) -%}
+  {%- set properties = fetch_table_properties(relation) -%}
+  {%- if properties.get('jammi.kind') != 'mutable_table' -%}
+    {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: drop it, or rename the model") -%}
+  {%- endif -%}
+  {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
+  {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}
+  {{ return({'properties': properties, 'file_format': file_format, 'location': location,
+             'definition': adapter.mutable_stored_definition(properties)}) }}
+{%- endmacro %}
+
+
+{#-- Drop a mutable table and (rewrite formats) all its version directories. --#}
+{% macro drop_mutable_table(relation, state) -%}
+  {%- do run_query('drop table if exists ' ~ relation) -%}
+  {%- if state.location -%}
+    {%- do adapter.mutable_remove_path(adapter.mutable_base_location(state.location)) -%}
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,59 @@
+{#-- Tenant scope (SPEC section 4). Tenant values are data: they are only ever rendered
+     through adapter.sql_string(), never spliced raw. --#}
+
+{#-- The tenant this run is bound to (profile field `tenant`, var `jammi_tenant`), or none. --#}
+{% macro jammi_bound_tenant() -%}
+  {{ return(adapter.bound_tenant(var('jammi_tenant', none))) }}
+{%- endmacro %}
+
+
+{#-- `relation` as the bound tenant may see it: its own rows plus shared (NULL tenant)
+     rows. Unbound runs see the relation as is. Use it wherever a model reads a
+     tenant-scoped table:  from {{ tenant_scoped(ref('prices')) }} as p --#}
+{% macro tenant_scoped(relation) -%}
+  {{ return(adapter.dispatch('tenant_scoped', 'dbt')(relation)) }}
+{%- endmacro %}
+
+{% macro default__tenant_scoped(relation) -%}
+  {%- set tenant = jammi_bound_tenant() -%}
+  {%- if tenant is none -%}
+    {{ relation }}
+  {%- else -%}
+    (select * from {{ relation }} where {{ tenant_visible_clause(tenant) }})
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- Rows a run bound to `tenant` may read: its own and shared ones. --#}
+{% macro tenant_visible_clause(tenant, alias=none) -%}
+  {%- set column = (alias ~ '.' if alias else '') ~ 'tenant_id' -%}
+  ({{ column }} = {{ adapter.sql_string(tenant) }} or {{ column }} is null)
+{%- endmacro %}
+
+
+{#-- The tenant_id a batch row is stamped with: the bound tenant, else the tenant_from
+     column, else NULL (a shared row). --#}
+{% macro mutable_tenant_expr(definition, tenant) -%}
+  {%- if tenant is not none -%}
+    {{ adapter.sql_string(tenant) }}
+  {%- elif definition.tenant_from -%}
+    cast({{ adapter.quote_column(definition.tenant_from) }} as string)
+  {%- else -%}
+    cast(null as string)
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- The stored rows a run may change: a bound run only its tenant's rows; an unbound run
+     with tenant_from every row (the model speaks for all tenants); otherwise the shared
+     rows. Rows outside this scope are never in a change set. --#}
+{% macro mutable_target_scope_clause(definition, tenant, alias=none) -%}
+  {%- set column = (alias ~ '.' if alias else '') ~ 'tenant_id' -%}
+  {%- if tenant is not none -%}
+    {{ column }} = {{ adapter.sql_string(tenant) }}
+  {%- elif definition.tenant_from -%}
+    true
+  {%- else -%}
+    {{ column }} is null
+  {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,74 @@
+"""Helpers for mutable_table functional tests: read table state through Spark."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.conftest import test_file_format
+
+FILE_FORMATS = [
+    "parquet",
+    pytest.param(
+        "delta",
+        marks=pytest.mark.skipif(
+            test_file_format() != "delta",
+            reason="Delta Lake is not on this session (run `make delta-lake` where it loads)",
+        ),
+    ),
+]
+
+
+def file_format() -> str:
+    return test_file_format()
+
+
+def rows(project, sql: str) -> list[tuple]:
+    return [tuple(r) for r in project.run_sql(sql, fetch="all")]
+
+
+def table_rows(project, table: str, columns: str = "*", order: str = "1") -> list[tuple]:
+    return rows(project, f"select {columns} from {project.test_schema}.{table} order by {order}")
+
+
+def run(
+    project, model: str | None = None, vars: dict | None = None, expect_pass: bool = True, extra=()
+):
+    args = ["run"]
+    if model:
+        args += ["--select", model]
+    if vars:
+        args += ["--vars", json.dumps(vars)]
+    args += list(extra)
+    return run_dbt(args, expect_pass=expect_pass)
+
+
+def table_exists(project, table: str) -> bool:
+    found = rows(project, f"show tables in {project.test_schema} like '{table}'")
+    return any(r[1] == table for r in found)
+
+
+def registry_rows(project, table: str) -> list[tuple]:
+    if not table_exists(project, "mutable_tables"):
+        return []
+    return rows(
+        project,
+        f"select table_id, file_format from {project.test_schema}.mutable_tables "
+        f"where table_id = '{table}'",
+    )
+
+
+def location(project, table: str) -> str:
+    for r in rows(project, f"describe table extended {project.test_schema}.{table}"):
+        if r[0] == "Location":
+            return r[1]
+    raise AssertionError("no Location")
+
+
+def version_dirs(project, table: str) -> list[str]:
+    base = location(project, table).rsplit("/", 1)[0]
+    path = base.replace("file:", "", 1)
+    return sorted(d for d in os.listdir(path) if d.startswith("v"))
