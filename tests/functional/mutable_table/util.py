@@ -72,3 +72,24 @@ def version_dirs(project, table: str) -> list[str]:
     base = location(project, table).rsplit("/", 1)[0]
     path = base.replace("file:", "", 1)
     return sorted(d for d in os.listdir(path) if d.startswith("v"))
+
+
+class MutableProjectBase:
+    """A dbt project per class; `fmt` is the file format the class runs with."""
+
+    @pytest.fixture(scope="class", params=FILE_FORMATS)
+    def fmt(self, request):
+        return request.param
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self, fmt):
+        return {
+            "models": {"+file_format": fmt},
+            # dbt resolves adapter.dispatch(..., 'dbt_jammi') of internal packages only
+            # through an explicit search order
+            "dispatch": [{"macro_namespace": "dbt_jammi", "search_order": ["dbt"]}],
+        }
+
+
+def properties(project, table: str) -> dict:
+    return dict(rows(project, f"show tblproperties {project.test_schema}.{table}"))

@@ -1,0 +1,170 @@
+"""Upserts, deletes, version rule, duplicates, partial updates: state observed in Spark."""
+
+import json
+
+import pytest
+
+from tests.functional.mutable_table.util import (
+    MutableProjectBase,
+    location,
+    properties,
+    registry_rows,
+    run,
+    table_exists,
+    table_rows,
+)
+
+ITEMS = """
+{{ config(materialized='mutable_table', primary_key=['id'], delete_when='deleted') }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %}
+  (1, 'apple', 10, false), (2, 'pear', 20, false)
+{% elif b == 2 %}
+  (2, 'pear', 25, false), (3, 'plum', 30, false)
+{% elif b == 3 %}
+  (1, 'apple', 10, true), (9, 'ghost', 0, true)
+{% endif %}
+as t(id, name, price, deleted)
+"""
+
+VERSIONED = """
+{{ config(materialized='mutable_table', primary_key=['id'], version_column='v') }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %}
+  (1, 5L, 'v5'), (2, 1L, 'b1')
+{% elif b == 2 %}
+  (1, 3L, 'older'), (1, 5L, 'same version'), (2, 2L, 'b2')
+{% elif b == 3 %}
+  (1, 6L, 'v6'), (1, 7L, 'v7'), (2, 1L, 'stale')
+{% elif b == 4 %}
+  (1, 8L, 'tie a'), (1, 8L, 'tie b')
+{% endif %}
+as t(id, v, label)
+"""
+
+DUPES = """
+{{ config(materialized='mutable_table', primary_key=['id']) }}
+select * from values (1, 'a'), (1, 'b'), (2, 'c') as t(id, label)
+"""
+
+NULL_KEY = """
+{{ config(materialized='mutable_table', primary_key=['id']) }}
+select * from values (1, 'a'), (cast(null as int), 'nobody') as t(id, label)
+"""
+
+PARTIAL = """
+{{ config(materialized='mutable_table', primary_key=['id'], partial_updates=true) }}
+{% set b = var('batch', 1) %}
+{% if b == 1 %}
+select * from values (1, 'apple', 10), (2, 'pear', 20) as t(id, name, price)
+{% elif b == 2 %}
+select * from values (1, cast(null as string), 11), (3, 'plum', cast(null as int)) as t(id, name, price)
+{% else %}
+select * from values (2, 21) as t(id, price)
+{% endif %}
+"""
+
+SNAPSHOT = """
+{{ config(materialized='mutable_table', primary_key=['id'], hard_deletes='delete') }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %} (1, 'a'), (2, 'b'), (3, 'c') {% else %} (1, 'a'), (3, 'c2') {% endif %}
+as t(id, label)
+"""
+
+
+class TestMutableUpsert(MutableProjectBase):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "items.sql": ITEMS,
+            "versioned.sql": VERSIONED,
+            "dupes.sql": DUPES,
+            "null_key.sql": NULL_KEY,
+            "partial.sql": PARTIAL,
+            "snapshot.sql": SNAPSHOT,
+        }
+
+    def test_upsert_delete_and_idempotence(self, project, fmt):
+        run(project, "items", {"batch": 1})
+        assert table_rows(project, "items") == [
+            (1, "apple", 10, False, None),
+            (2, "pear", 20, False, None),
+        ]
+        columns = [r[0] for r in project.run_sql(
+            f"describe {project.test_schema}.items", fetch="all")]
+        assert columns[:5] == ["id", "name", "price", "deleted", "tenant_id"]
+        assert registry_rows(project, "items") == [("items", fmt)]
+        definition = json.loads(properties(project, "items")["jammi.definition"])
+        assert definition["primary_key"] == ["id"]
+        assert definition["delete_when"] == "deleted"
+
+        run(project, "items", {"batch": 2})
+        expected = [
+            (1, "apple", 10, False, None),
+            (2, "pear", 25, False, None),
+            (3, "plum", 30, False, None),
+        ]
+        assert table_rows(project, "items") == expected
+
+        # the same batch again changes nothing (no new version is even written)
+        before = location(project, "items") if fmt != "delta" else None
+        run(project, "items", {"batch": 2})
+        assert table_rows(project, "items") == expected
+        if fmt != "delta":
+            assert location(project, "items") == before
+
+        # delete_when deletes key 1; a delete of an unknown key (9) is a no-op
+        run(project, "items", {"batch": 3})
+        assert table_rows(project, "items") == expected[1:]
+
+    def test_version_rule_and_duplicates(self, project):
+        run(project, "versioned", {"batch": 1})
+        assert table_rows(project, "versioned", "id, v, label") == [(1, 5, "v5"), (2, 1, "b1")]
+        # older and equal versions are ignored; a newer one wins
+        run(project, "versioned", {"batch": 2})
+        assert table_rows(project, "versioned", "id, v, label") == [(1, 5, "v5"), (2, 2, "b2")]
+        # duplicates in one batch: the highest version wins
+        run(project, "versioned", {"batch": 3})
+        assert table_rows(project, "versioned", "id, v, label") == [(1, 7, "v7"), (2, 2, "b2")]
+        # the same highest version twice is an error and writes nothing
+        result = run(project, "versioned", {"batch": 4}, expect_pass=False)
+        message = result.results[0].message
+        assert "same highest" in message and "id=1" in message
+        assert table_rows(project, "versioned", "id, v, label") == [(1, 7, "v7"), (2, 2, "b2")]
+
+    def test_duplicate_and_null_keys_write_nothing(self, project):
+        result = run(project, "dupes", expect_pass=False)
+        message = result.results[0].message
+        assert "several rows for the same key" in message and "id=1" in message
+        assert not table_exists(project, "dupes")
+        assert registry_rows(project, "dupes") == []
+
+        result = run(project, "null_key", expect_pass=False)
+        message = result.results[0].message
+        assert "NULL primary key" in message and "nobody" in message
+        assert not table_exists(project, "null_key")
+
+    def test_partial_updates(self, project):
+        run(project, "partial", {"batch": 1})
+        run(project, "partial", {"batch": 2})
+        # NULL keeps the stored value; a new key takes what it has
+        assert table_rows(project, "partial", "id, name, price") == [
+            (1, "apple", 11),
+            (2, "pear", 20),
+            (3, "plum", None),
+        ]
+        # a missing column keeps the stored value too
+        run(project, "partial", {"batch": 3})
+        assert table_rows(project, "partial", "id, name, price") == [
+            (1, "apple", 11),
+            (2, "pear", 21),
+            (3, "plum", None),
+        ]
+
+    def test_hard_deletes(self, project):
+        run(project, "snapshot", {"batch": 1})
+        run(project, "snapshot", {"batch": 2})
+        assert table_rows(project, "snapshot", "id, label") == [(1, "a"), (3, "c2")]
