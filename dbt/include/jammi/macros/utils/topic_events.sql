@@ -18,6 +18,7 @@
     {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}
     (select * from {{ topic }})
   {%- else -%}
+    {% do topic_session_setup() %}
     {%- set registration = topic_require_registration(topic) -%}
     {%- set backing = topic_backing_relation(topic, registration) -%}
     {%- set after = fetch_topic_consumed_offset(topic, registration.topic_id, model.unique_id) -%}
@@ -62,7 +63,7 @@
 {#-- The last offset `consumer` has recorded as consumed from a topic (0: none). --#}
 {% macro fetch_topic_consumed_offset(topic, topic_id, consumer) -%}
   {%- set consumers = topic_consumers_relation(topic) -%}
-  {%- if adapter.get_relation(consumers.database, consumers.schema, consumers.identifier) is none -%}
+  {%- if not topic_table_exists(consumers) -%}
     {{ return(0) }}
   {%- endif -%}
   {%- set rows = run_query("select coalesce(max(last_offset), 0) from " ~ consumers

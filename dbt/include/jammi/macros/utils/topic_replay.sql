@@ -9,6 +9,7 @@
   {%- if not execute -%}
     {{ return(topic) }}
   {%- endif -%}
+  {% do topic_session_setup() %}
   {{ return(topic_backing_relation(topic, topic_require_registration(topic))) }}
 {%- endmacro %}
 

@@ -8,6 +8,7 @@
 
   {#-- setup: validate the definition before any SQL changes state --#}
   {%- set target_relation = this.incorporate(type='view') -%}
+  {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
   {%- set output_columns = fetch_topic_output_columns(sql) -%}
   {%- set definition = adapter.topic_definition(model.name, output_columns, config.model.config) -%}

@@ -74,7 +74,7 @@
 {#-- Last consumed offset of every registered consumer of a topic. --#}
 {% macro fetch_topic_consumer_positions(relation, topic_id) -%}
   {%- set consumers = topic_consumers_relation(relation) -%}
-  {%- if adapter.get_relation(consumers.database, consumers.schema, consumers.identifier) is none -%}
+  {%- if not topic_table_exists(consumers) -%}
     {{ return([]) }}
   {%- endif -%}
   {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "

@@ -25,7 +25,7 @@
 {#-- The registry row of the topic a relation (the model's view) stands for, or none. --#}
 {% macro fetch_topic_registration(relation) -%}
   {%- set registry = topic_registry_relation(relation) -%}
-  {%- if adapter.get_relation(registry.database, registry.schema, registry.identifier) is none -%}
+  {%- if not topic_table_exists(registry) -%}
     {{ return(none) }}
   {%- endif -%}
   {%- set rows = run_query(
@@ -169,4 +169,23 @@
   {%- set columns = [] -%}
   {%- for row in rows -%}{%- do columns.append([row[0], row[1]]) -%}{%- endfor -%}
   {{ return(columns) }}
+{%- endmacro %}
+
+
+{#-- Asked of the metastore, not dbt's relation cache: registry tables are created and
+     written by other runs and models within this one. --#}
+{% macro topic_table_exists(relation) -%}
+  {%- set rows = run_query("show tables in " ~ relation.schema ~ " like "
+                           ~ adapter.sql_string(relation.identifier)) -%}
+  {{ return(rows | length > 0) }}
+{%- endmacro %}
+
+
+{#-- The Hive metastore's partition-filter parser rejects names that start with '_', so
+     a pushed-down `_offset > N` fails. With the fallback on, Spark lists the partitions
+     and prunes them itself (same result). Set on the session before topic reads. --#}
+{% macro topic_session_setup() -%}
+  {%- if execute -%}
+    {% do run_query("set spark.sql.hive.metastorePartitionPruningFallbackOnException=true") %}
+  {%- endif -%}
 {%- endmacro %}
