@@ -11,6 +11,7 @@ from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.session import (
     SessionCapabilities,
     cached_capabilities,
@@ -59,7 +60,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JammiAdapter(MutableTableAdapterMixin, TopicAdapterMixin, SparkAdapter):
+class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin, SparkAdapter):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
 

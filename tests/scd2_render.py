@@ -1,0 +1,68 @@
+"""Render the scd2 change-set planner offline (no dbt run, no Spark).
+
+A plain Jinja environment over the adapter's macro folder, with the few context members
+the planner uses: ``adapter.dispatch`` (to the ``default__`` implementation),
+``adapter.scd2_plan``, ``adapter.sql_string`` and dbt's ``return``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any, Optional
+
+import jinja2
+
+from dbt.adapters.jammi.scd2 import plan_scd2
+from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+
+MACROS = Path(__file__).resolve().parents[1] / "dbt" / "include" / "jammi" / "macros"
+CHANGE_SET = "materializations/mutable_table/scd2_change_set.sql"
+TENANT = "utils/tenant.sql"
+
+
+class _StubAdapter:
+    def __init__(self) -> None:
+        self.module: Any = None
+
+    def dispatch(self, name: str, package: Optional[str] = None) -> Any:
+        return getattr(self.module, f"default__{name}")
+
+    def scd2_plan(self, definition: dict, run_started_at: Any = None) -> dict:
+        return plan_scd2(definition, run_started_at).to_dict()
+
+    def sql_string(self, value: Any) -> str:
+        return sql_string_literal(str(value))
+
+    def quote_column(self, name: str) -> str:
+        return quote_identifier(name)
+
+
+def render_scd2_change_set(
+    definition: dict,
+    source: str,
+    target: Optional[str],
+    tenant: Optional[str] = None,
+    run_started_at: Optional[datetime.datetime] = None,
+) -> str:
+    adapter = _StubAdapter()
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
+    )
+    env.globals.update(
+        adapter=adapter,
+        run_started_at=run_started_at,
+        var=lambda name, default=None: default,
+        **{"return": _identity},
+    )
+    tenant = env.get_template(TENANT).module
+    env.globals.update(
+        mutable_tenant_expr=tenant.mutable_tenant_expr,
+        mutable_target_scope_clause=tenant.mutable_target_scope_clause,
+    )
+    adapter.module = env.get_template(CHANGE_SET).module
+    return str(adapter.module.get_scd2_change_set_sql(definition, source, target, tenant))
+
+
+def _identity(value: Any) -> Any:
+    return value
