@@ -60,7 +60,8 @@ PARTIAL = """
 {% if b == 1 %}
 select * from values (1, 'apple', 10), (2, 'pear', 20) as t(id, name, price)
 {% elif b == 2 %}
-select * from values (1, cast(null as string), 11), (3, 'plum', cast(null as int)) as t(id, name, price)
+select * from values (1, cast(null as string), 11), (3, 'plum', cast(null as int))
+  as t(id, name, price)
 {% else %}
 select * from values (2, 21) as t(id, price)
 {% endif %}
@@ -93,8 +94,9 @@ class TestMutableUpsert(MutableProjectBase):
             (1, "apple", 10, False, None),
             (2, "pear", 20, False, None),
         ]
-        columns = [r[0] for r in project.run_sql(
-            f"describe {project.test_schema}.items", fetch="all")]
+        columns = [
+            r[0] for r in project.run_sql(f"describe {project.test_schema}.items", fetch="all")
+        ]
         assert columns[:5] == ["id", "name", "price", "deleted", "tenant_id"]
         assert registry_rows(project, "items") == [("items", fmt)]
         definition = json.loads(properties(project, "items")["jammi.definition"])

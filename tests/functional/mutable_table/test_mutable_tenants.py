@@ -1,0 +1,87 @@
+"""Tenant scope: bound runs stamp and only touch their own rows; reads are scoped."""
+
+import pytest
+
+from tests.functional.mutable_table.util import MutableProjectBase, rows, run, table_rows
+
+PRICES = """
+{{ config(materialized='mutable_table', primary_key=['sku'], hard_deletes='delete') }}
+{% set b = var('batch', 'shared') %}
+select * from values
+{% if b == 'shared' %} ('a', 1), ('s', 100)
+{% elif b == 'shared2' %} ('s', 101)
+{% elif b == 'acme' %} ('a', 10), ('b', 20)
+{% elif b == 'acme2' %} ('a', 11)
+{% elif b == 'globex' %} ('a', 30)
+{% endif %}
+as t(sku, price)
+"""
+
+READER = """
+{{ config(materialized='table') }}
+select sku, price, tenant_id from {{ tenant_scoped(ref('prices')) }}
+"""
+
+CONFIG_LOOKUP = """
+{{ config(materialized='mutable_table', primary_key=['setting'], tenant_from='tenant') }}
+select * from values ('acme', 'currency', 'EUR'), ('globex', 'currency', 'USD'),
+  (cast(null as string), 'currency', 'GBP') as t(tenant, setting, value)
+"""
+
+EVIL = "x'); drop table prices; --"
+
+
+class TestMutableTenants(MutableProjectBase):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"prices.sql": PRICES, "reader.sql": READER, "config_lookup.sql": CONFIG_LOOKUP}
+
+    def test_tenant_binding(self, project):
+        order = "coalesce(tenant_id, ''), sku"
+        run(project, "prices", {"batch": "shared"})
+        run(project, "prices", {"batch": "acme", "jammi_tenant": "acme"})
+        run(project, "prices", {"batch": "globex", "jammi_tenant": "globex"})
+        assert table_rows(project, "prices", "tenant_id, sku, price", order) == [
+            (None, "a", 1),
+            (None, "s", 100),
+            ("acme", "a", 10),
+            ("acme", "b", 20),
+            ("globex", "a", 30),
+        ]
+        # hard_deletes in a bound run only ever deletes that tenant's absent keys
+        run(project, "prices", {"batch": "acme2", "jammi_tenant": "acme"})
+        # an unbound run (no tenant_from) only touches the shared rows
+        run(project, "prices", {"batch": "shared2"})
+        assert table_rows(project, "prices", "tenant_id, sku, price", order) == [
+            (None, "s", 101),
+            ("acme", "a", 11),
+            ("globex", "a", 30),
+        ]
+
+        # a tenant value is data: quotes and SQL are stored literally, never executed
+        run(project, "prices", {"batch": "acme2", "jammi_tenant": EVIL})
+        assert table_rows(project, "prices", "tenant_id, sku, price", order)[-1] == (EVIL, "a", 11)
+        assert len(table_rows(project, "prices")) == 4
+
+        # reads through tenant_scoped see the tenant's own rows plus shared ones
+        run(project, "reader", {"jammi_tenant": "acme"})
+        assert table_rows(project, "reader", "tenant_id, sku, price", order) == [
+            (None, "s", 101),
+            ("acme", "a", 11),
+        ]
+        run(project, "reader")
+        assert len(table_rows(project, "reader")) == 4
+
+    def test_tenant_from(self, project):
+        run(project, "config_lookup")
+        assert table_rows(project, "config_lookup", "tenant_id, setting, value", "1") == [
+            (None, "currency", "GBP"),
+            ("acme", "currency", "EUR"),
+            ("globex", "currency", "USD"),
+        ]
+        found = rows(
+            project,
+            f"select value from {project.test_schema}.config_lookup "
+            "where tenant_id = 'acme' and setting = 'currency'",
+        )
+        assert found == [("EUR",)]
