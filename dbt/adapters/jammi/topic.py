@@ -260,6 +260,7 @@ class ConsumedRange:
     topic_id: str
     after: int
     upto: int
+    tenant: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -267,6 +268,7 @@ class ConsumedRange:
             "topic_id": self.topic_id,
             "after": self.after,
             "upto": self.upto,
+            "tenant": self.tenant,
         }
 
 
@@ -390,10 +392,16 @@ class TopicAdapterMixin(metaclass=AdapterMeta):
 
     @available
     def topic_remember_consumed(
-        self, consumer: str, topic_schema: str, topic_id: str, after: int, upto: int
+        self,
+        consumer: str,
+        topic_schema: str,
+        topic_id: str,
+        after: int,
+        upto: int,
+        tenant: Optional[str] = None,
     ) -> str:
         self._consumer_bounds.remember(
-            consumer, ConsumedRange(topic_schema, topic_id, int(after), int(upto))
+            consumer, ConsumedRange(topic_schema, topic_id, int(after), int(upto), tenant)
         )
         return ""
 

@@ -21,13 +21,14 @@
     {% do topic_session_setup() %}
     {%- set registration = topic_require_registration(topic) -%}
     {%- set backing = topic_backing_relation(topic, registration) -%}
-    {%- set after = fetch_topic_consumed_offset(topic, registration.topic_id, model.unique_id) -%}
+    {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
+    {%- set after = fetch_topic_consumed_offset(topic, registration.topic_id, model.unique_id, tenant) -%}
     {%- set upto = fetch_topic_high_water_mark(backing, registration) -%}
-    {%- do adapter.topic_remember_consumed(model.unique_id, topic.schema, registration.topic_id, after, upto) -%}
+    {%- do adapter.topic_remember_consumed(model.unique_id, topic.schema, registration.topic_id,
+                                           after, upto, tenant) -%}
     {%- set names = [] -%}
     {%- for column in registration.columns -%}{%- do names.append(column[0]) -%}{%- endfor -%}
-    ({{ adapter.topic_events_sql(backing, names, after, upto,
-                                 adapter.bound_tenant(var('jammi_tenant', none)), where) }})
+    ({{ adapter.topic_events_sql(backing, names, after, upto, tenant, where) }})
   {%- endif -%}
 {%- endmacro %}
 
@@ -41,6 +42,7 @@
 {% macro get_create_topic_consumers_sql(consumers) -%}
   create table if not exists {{ consumers }} (
     consumer string,
+    tenant_id string,
     topic_id string,
     last_offset bigint,
     committed_at bigint
@@ -60,15 +62,17 @@
 {%- endmacro %}
 
 
-{#-- The last offset `consumer` has recorded as consumed from a topic (0: none). --#}
-{% macro fetch_topic_consumed_offset(topic, topic_id, consumer) -%}
+{#-- The last offset `consumer` has recorded as consumed from a topic (0: none). A
+     consumer keeps one position per tenant it runs bound to (NULL: unbound). --#}
+{% macro fetch_topic_consumed_offset(topic, topic_id, consumer, tenant) -%}
   {%- set consumers = topic_consumers_relation(topic) -%}
   {%- if not topic_table_exists(consumers) -%}
     {{ return(0) }}
   {%- endif -%}
   {%- set rows = run_query("select coalesce(max(last_offset), 0) from " ~ consumers
       ~ " where topic_id = " ~ adapter.sql_string(topic_id)
-      ~ " and consumer = " ~ adapter.sql_string(consumer)) -%}
+      ~ " and consumer = " ~ adapter.sql_string(consumer)
+      ~ " and tenant_id <=> " ~ (adapter.sql_string(tenant) if tenant is not none else "null")) -%}
   {{ return(rows[0][0] | int) }}
 {%- endmacro %}
 
@@ -91,7 +95,9 @@
       {%- set consumers = api.Relation.create(schema=consumed.topic_schema, identifier='topic_consumers', type='table') -%}
       {% do run_query(get_create_topic_consumers_sql(consumers)) %}
       {% do run_query("insert into " ~ consumers ~ " values ("
-          ~ adapter.sql_string(model.unique_id) ~ ", " ~ adapter.sql_string(consumed.topic_id) ~ ", "
+          ~ adapter.sql_string(model.unique_id) ~ ", "
+          ~ (adapter.sql_string(consumed.tenant) if consumed.tenant is not none else "null") ~ ", "
+          ~ adapter.sql_string(consumed.topic_id) ~ ", "
           ~ consumed.upto ~ ", " ~ adapter.topic_now_micros() ~ ")") %}
     {%- endfor -%}
   {%- endif -%}

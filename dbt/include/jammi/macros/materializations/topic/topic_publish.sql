@@ -78,7 +78,7 @@
     {{ return([]) }}
   {%- endif -%}
   {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "
-                           ~ adapter.sql_string(topic_id) ~ " group by consumer") -%}
+                           ~ adapter.sql_string(topic_id) ~ " group by consumer, tenant_id") -%}
   {{ return(rows) }}
 {%- endmacro %}
 
