@@ -102,7 +102,7 @@ def claim_partition_sql(backing: str, offset: int, staging_location: str) -> str
     )
 
 
-def delta_publish_sql(backing: str, staging_location: str, columns: Sequence[str]) -> str:
+def delta_publish_sql(backing: str, stage_table: str, columns: Sequence[str]) -> str:
     """One append whose offset is read from the table inside the same transaction.
 
     The read of ``backing`` makes it a non-blind append, so Delta's conflict check
@@ -112,7 +112,7 @@ def delta_publish_sql(backing: str, staging_location: str, columns: Sequence[str
         f"insert into {backing} "
         f"select next_offset._offset, {select} "
         f"from (select coalesce(max(_offset), 0) + 1 as _offset from {backing}) next_offset "
-        f"cross join parquet.`{staging_location}` staged"
+        f"cross join {stage_table} staged"
     )
 
 
@@ -145,6 +145,7 @@ def claim_offset(
 ) -> int:
     """Commit one staged publish; return the offset it got.
 
+    ``staging_location`` is the staged directory (parquet) or stage table (delta);
     ``run_sql`` executes one statement and returns its rows, raising on failure."""
     last_error = ""
     for attempt in range(max_attempts):
