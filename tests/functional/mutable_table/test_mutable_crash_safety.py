@@ -1,0 +1,95 @@
+"""Crash safety of the rewrite applier (parquet): a run that fails while writing the
+next version, or after writing it but before the commit, leaves the old version intact;
+the next run converges and leaves no orphan version directory. The failures are
+injected with the test hook var ``jammi_fail_at``."""
+
+import os
+
+import pytest
+
+from tests.functional.mutable_table.util import (
+    location,
+    registry_rows,
+    rows,
+    run,
+    table_exists,
+    table_rows,
+    version_dirs,
+)
+
+CRASHY = """
+{{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}
+select * from values
+{% if var('batch', 1) == 1 %} (1, 'one'), (2, 'two') {% else %} (2, 'TWO'), (3, 'three') {% endif %}
+as t(id, label)
+"""
+
+FRESH = """
+{{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}
+select 1 as id, 'fresh' as label
+"""
+
+OLD = [(1, "one"), (2, "two")]
+NEW = [(1, "one"), (2, "TWO"), (3, "three")]
+
+
+class TestMutableCrashSafety:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"dispatch": [{"macro_namespace": "dbt_jammi", "search_order": ["dbt"]}]}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"crashy.sql": CRASHY, "fresh.sql": FRESH}
+
+    def test_failure_during_write_and_before_commit(self, project):
+        run(project, "crashy", {"batch": 1})
+        committed = location(project, "crashy")
+        assert version_dirs(project, "crashy") == [committed.rsplit("/", 1)[-1]]
+
+        for phase in ("write", "before_commit"):
+            result = run(project, "crashy", {"batch": 2, "jammi_fail_at": phase}, expect_pass=False)
+            assert f"jammi_fail_at={phase}" in result.results[0].message
+            # the old version is intact and still the committed one
+            assert table_rows(project, "crashy", "id, label") == OLD
+            assert location(project, "crashy") == committed
+        # the failed commit left its complete next version behind (a failed write may
+        # leave a partial one, depending on when Spark raised)
+        assert 2 <= len(version_dirs(project, "crashy")) <= 3
+
+        run(project, "crashy", {"batch": 2})
+        assert table_rows(project, "crashy", "id, label") == NEW
+        # the next committing run removed every other version directory
+        assert version_dirs(project, "crashy") == [location(project, "crashy").rsplit("/", 1)[-1]]
+        assert (
+            project.run_sql(
+                f"show tblproperties {project.test_schema}.crashy ('jammi.version')", fetch="one"
+            )[1]
+            == "2"
+        )
+
+    def test_concurrent_commit_is_detected(self, project):
+        # another run commits between this run's plan and its commit
+        result = run(
+            project, "crashy", {"batch": 1, "jammi_fail_at": "concurrent_commit"}, expect_pass=False
+        )
+        assert "another run committed a new version" in result.results[0].message
+        # the other run's version is kept, this run's is discarded
+        assert table_rows(project, "crashy", "id, label") == NEW
+        assert "concurrent" in location(project, "crashy")
+        run(project, "crashy", {"batch": 1})
+        assert table_rows(project, "crashy", "id, label") == [(1, "one"), (2, "two"), (3, "three")]
+        assert len(version_dirs(project, "crashy")) == 1
+
+    def test_failed_registration_leaves_nothing(self, project):
+        base = location(project, "crashy").rsplit("/", 2)[0].replace("file:", "", 1)
+        result = run(project, "fresh", {"jammi_fail_at": "register"}, expect_pass=False)
+        assert "jammi_fail_at=register" in result.results[0].message
+        assert not table_exists(project, "fresh")
+        assert registry_rows(project, "fresh") == []
+        assert not os.path.exists(os.path.join(base, "fresh"))
+
+        run(project, "fresh")
+        assert table_rows(project, "fresh", "id, label") == [(1, "fresh")]
+        assert registry_rows(project, "fresh") == [("fresh", "parquet")]
+        assert rows(project, f"select count(*) from {project.test_schema}.mutable_tables") == [(2,)]
