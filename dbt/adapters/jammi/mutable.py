@@ -127,9 +127,9 @@ def reconcile_schema(
     definition["value_columns"] = [n for n, _ in columns if n not in value_key]
     storage = [list(c) for c in columns]
     if history == "scd2":
-        names = {n for n, _ in storage}
+        stored_names = {n for n, _ in storage}
         vf, vt = batch_definition["valid_from"], batch_definition["valid_to"]
-        if vf not in names:
+        if vf not in stored_names:
             storage.append([vf, "bigint"])
         storage.append([vt, "bigint"])
     definition["storage_columns"] = storage

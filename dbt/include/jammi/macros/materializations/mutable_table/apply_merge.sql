@@ -23,10 +23,9 @@ when matched and s._change = 'update' then update set
   {%- endfor %}
 {%- endif %}
 when not matched and s._change = 'insert' then insert (
-  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
-) values (
-  {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id
-)
+  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
+values (
+  {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
 {%- endmacro %}
 
 

@@ -1,0 +1,219 @@
+"""Render the mutable_table planner and appliers offline (no dbt run, no Spark JVM).
+
+The renderer is a plain Jinja environment over the adapter's macro folder with the few
+context members those macros use; tests/functional/mutable_table/test_merge_parse.py
+parses the same statements with Spark's own SQL parser.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import jinja2
+import pytest
+
+from dbt.adapters.jammi.definition import MutableTableDefinition
+from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+
+MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
+FILES = (
+    "utils/tenant.sql",
+    "materializations/mutable_table/change_set.sql",
+    "materializations/mutable_table/apply_merge.sql",
+    "materializations/mutable_table/apply_rewrite.sql",
+    "materializations/mutable_table/checks.sql",
+)
+
+
+class _Adapter:
+    def __init__(self, env: jinja2.Environment) -> None:
+        self.env = env
+
+    def dispatch(self, name: str, package: Optional[str] = None) -> Any:
+        return self.env.globals[f"default__{name}"]
+
+    def sql_string(self, value: Any) -> str:
+        return sql_string_literal(str(value))
+
+    def quote_column(self, name: str) -> str:
+        return quote_identifier(name)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
+    )
+    env.globals.update(adapter=_Adapter(env), **{"return": lambda value: value})
+    for path in FILES:
+        module = env.get_template(path).module
+        env.globals.update(
+            {k: v for k, v in vars(module).items() if isinstance(v, jinja2.runtime.Macro)}
+        )
+    return env
+
+
+ENV = _environment()
+
+
+def render(macro: str, *args: Any) -> str:
+    return " ".join(str(ENV.globals[macro](*args)).split())
+
+
+def definition(schema: dict, **config: Any) -> dict:
+    return MutableTableDefinition.from_config("prices", schema, config).to_dict()
+
+
+PRICES = {"sku": "string", "price": "bigint", "label": "string", "v": "bigint"}
+
+
+def merge_sql(defn: dict) -> str:
+    return render("get_merge_change_set_sql", defn, "analytics.prices", "prices__jammi_change_set")
+
+
+def test_merge_upsert_and_delete():
+    sql = merge_sql(definition(PRICES, primary_key=["sku"]))
+    assert sql.startswith("merge into analytics.prices as t using prices__jammi_change_set as s")
+    assert "on t.tenant_id <=> s.tenant_id and t.`sku` = s.`sku`" in sql
+    assert "when matched and s._change = 'delete' then delete" in sql
+    assert (
+        "when matched and s._change = 'update' then update set "
+        "t.`price` = s.`price`, t.`label` = s.`label`, t.`v` = s.`v`"
+    ) in sql
+    assert (
+        "when not matched and s._change = 'insert' then insert "
+        "(`sku`, `price`, `label`, `v`, tenant_id) "
+        "values (s.`sku`, s.`price`, s.`label`, s.`v`, s.tenant_id)"
+    ) in sql
+
+
+def test_merge_composite_key_only_table_has_no_update_clause():
+    sql = merge_sql(definition({"a": "int", "b": "string"}, primary_key=["a", "b"]))
+    assert "t.`a` = s.`a` and t.`b` = s.`b`" in sql
+    assert "update set" not in sql
+    assert "then insert (`a`, `b`, tenant_id)" in sql
+
+
+def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
+    defn = definition(PRICES, primary_key=["sku"], history="scd2")
+    sql = merge_sql(defn)
+    assert "t.`sku` = s.`sku` and t.`valid_from` = s.`valid_from`" in sql
+    assert "t.`valid_to` = s.`valid_to`" in sql
+    assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
+
+
+def change_set_sql(defn: dict, target: Optional[str] = "analytics.prices", tenant=None) -> str:
+    return render("get_change_set_sql", defn, "prices__jammi_batch", target, tenant)
+
+
+def test_change_set_version_rule_partial_updates_and_delete_when():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        version_column="v",
+        partial_updates=True,
+        delete_when="label = 'gone'",
+    )
+    defn["batch_columns"] = ["sku", "price", "label", "v"]
+    sql = change_set_sql(defn)
+    assert "order by `v` desc" in sql
+    assert "coalesce(s_v > t_v, t_v is null)" in sql
+    assert "coalesce(s_price, t_price) <=> t_price" in sql
+    assert "coalesce((label = 'gone'), false) as is_delete" in sql
+    assert "left join target as t" in sql
+    assert "where tenant_id is null" in sql  # unbound, no tenant_from: shared rows
+
+
+def test_change_set_hard_deletes_bound_tenant_is_a_literal():
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = change_set_sql(defn, tenant="x'); drop table t; --")
+    assert "full outer join target as t" in sql
+    literal = "'x\\'); drop table t; --'"
+    assert f"{literal} as tenant_id" in sql
+    assert f"where tenant_id = {literal}" in sql
+    # the quote inside the value never ends the literal
+    assert sql.count("drop table") == 2
+
+
+def test_change_set_first_run_plans_against_an_empty_target():
+    sql = change_set_sql(definition(PRICES, primary_key=["sku"]), target=None)
+    assert "cast(null as string) as tenant_id where 1 = 0" in sql
+
+
+def test_missing_columns_are_null_in_the_batch():
+    defn = definition(PRICES, primary_key=["sku"], partial_updates=True)
+    defn["batch_columns"] = ["sku", "price"]
+    sql = change_set_sql(defn)
+    assert "cast(null as string) as `label`" in sql
+    assert "cast(`price` as bigint) as `price`" in sql
+
+
+def test_rewrite_writes_the_next_state_sorted_by_indexes():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        ordering_column="v",
+        indexes=[{"name": "by_label", "columns": ["label"], "unique": True}],
+    )
+    sql = render(
+        "get_write_version_sql",
+        defn,
+        "analytics.prices",
+        "cs",
+        "file:/w/prices/v0000000002_ab",
+        "parquet",
+    )
+    assert sql.startswith(
+        "insert overwrite directory 'file:/w/prices/v0000000002_ab' using parquet"
+    )
+    assert "left anti join" in sql and "union all" in sql
+    assert sql.endswith("sort by `v`, `label`")
+    assert "raise_error" not in sql
+
+
+def test_zorder_statement_for_delta_indexes():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        indexes=[{"name": "by_label", "columns": ["label", "price"]}],
+    )
+    assert render("get_zorder_sql", defn, "analytics.prices") == (
+        "optimize analytics.prices zorder by (`label`, `price`)"
+    )
+    assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t") == ""
+
+
+@pytest.mark.parametrize("columns", [["sku"], ["sku", "label"]])
+def test_unique_index_check_groups_per_tenant(columns):
+    defn = definition(PRICES, primary_key=["sku"])
+    index = {"name": "i", "columns": columns, "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, index, "select 1")
+    assert re.search(r"group by tenant_id, `sku`", sql)
+    assert "having count(*) > 1" in sql
+
+
+def statements_for_parsing() -> dict[str, str]:
+    """Every statement shape the appliers emit, for the Spark parser test."""
+    scenarios = {
+        "plain": definition(PRICES, primary_key=["sku"]),
+        "versioned_partial": definition(
+            PRICES,
+            primary_key=["sku"],
+            version_column="v",
+            partial_updates=True,
+            delete_when="label = 'gone'",
+            hard_deletes="delete",
+        ),
+        "key_only": definition({"a": "int", "b": "string"}, primary_key=["a", "b"]),
+        "scd2": definition(PRICES, primary_key=["sku"], history="scd2"),
+    }
+    out = {}
+    for name, defn in scenarios.items():
+        out[f"merge_{name}"] = merge_sql(defn)
+        if defn["history"] != "scd2":
+            out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
+            out[f"write_{name}"] = render(
+                "get_write_version_sql", defn, "analytics.prices", "cs", "/tmp/x", "parquet"
+            )
+    return out
