@@ -81,7 +81,9 @@ def plan_scd2(
     valid_from = definition["valid_from"]
     valid_to = definition["valid_to"]
     user_columns = _pairs(definition["columns"])
-    user_names = [name for name, _ in user_columns]
+    # the batch carries its effective time when the model outputs valid_from; after
+    # schema reconciliation `columns` no longer lists it, `batch_columns` always does
+    user_names = list(definition.get("batch_columns") or [name for name, _ in user_columns])
     values = [(n, t) for n, t in user_columns if n not in primary_key and n != valid_from]
     storage = []
     for name, spark_type in _pairs(definition["storage_columns"]):

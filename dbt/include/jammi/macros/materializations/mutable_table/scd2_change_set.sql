@@ -50,6 +50,30 @@
 {%- endmacro %}
 
 
+{#- lag() of the state before each point (over window key_timeline) -#}
+{% macro scd2_lag_columns(plan) -%}
+  lag(_is_delete) over key_timeline as _prev_is_delete
+  {%- for c in plan.track_columns %},
+  lag({{ c }}) over key_timeline as `_prev_{{ loop.index }}`
+  {%- endfor %}
+{%- endmacro %}
+
+
+{#- true for a point that stays on the timeline: stored or replacing a stored one, or a
+    batch row that differs from the row before it (or follows a delete / nothing), or a
+    batch delete that follows a row -#}
+{% macro scd2_kept_clause(plan) -%}
+  (not _new_wins
+    or _has_old
+    or (not _is_delete and not (
+      coalesce(not _prev_is_delete, false)
+      {%- for c in plan.track_columns %}
+      and {{ c }} <=> `_prev_{{ loop.index }}`
+      {%- endfor %}))
+    or (_is_delete and coalesce(not _prev_is_delete, false)))
+{%- endmacro %}
+
+
 {% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
 {%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
@@ -190,20 +214,43 @@ merged_points as (
     {%- endfor %}
     case when {{ new_wins }} then n._is_delete else o._is_delete end as _is_delete,
     {{ new_wins }} as _new_wins,
-    o._vf is not null as _has_old
+    o._vf is not null as _has_old,
+    coalesce(o._is_delete, false) as _old_is_delete
   from new_points n
   full outer join old_points o
     on {{ scd2_key_match_clause(plan, 'n', 'o') }} and n._vf = o._vf
 ),
 
-flagged_points as (
-  select *,
-    lag(_is_delete) over key_timeline as _prev_is_delete
-    {%- for c in plan.track_columns %},
-    lag({{ c }}) over key_timeline as `_prev_{{ loop.index }}`
-    {%- endfor %}
-  from merged_points
-  window key_timeline as (partition by {{ keys }} order by _vf)
+first_pass as (
+  {#- which batch points change something, judged against the point before each;
+      _segment numbers the stored intervals (a stored start opens a segment) #}
+  select *, {{ scd2_kept_clause(plan) }} as _kept
+  from (
+    select *,
+      {{ scd2_lag_columns(plan) }},
+      sum(case when _has_old and not _old_is_delete then 1 else 0 end)
+        over (partition by {{ keys }} order by _vf
+              rows between unbounded preceding and current row) as _segment
+    from merged_points
+    window key_timeline as (partition by {{ keys }} order by _vf)
+  )
+),
+
+timeline_points as (
+  {#- a stored "deleted" point is forgotten once a batch delete already ended its
+      interval earlier (as applying the events one by one would): a later batch row in
+      that gap then runs to the next stored start, not to the old end #}
+  select {{ keys }}, _vf
+    {%- for c in plan.value_columns %}, {{ c }}{% endfor %},
+    _is_delete, _new_wins, _has_old
+  from (
+    select *,
+      max(case when _kept and _is_delete then 1 end) over (
+        partition by {{ keys }}, _segment order by _vf
+        rows between unbounded preceding and 1 preceding) as _deleted_before
+    from first_pass
+  )
+  where not (_has_old and _old_is_delete and _is_delete and _deleted_before is not null)
 ),
 
 kept_points as (
@@ -211,15 +258,12 @@ kept_points as (
       only if it changes the state in force just before it: a row must differ from the
       previous row's tracked columns (or follow a delete / nothing), a delete must
       follow a row #}
-  select * from flagged_points
-  where not _new_wins
-    or _has_old
-    or (not _is_delete and not (
-      coalesce(not _prev_is_delete, false)
-      {%- for c in plan.track_columns %}
-      and {{ c }} <=> `_prev_{{ loop.index }}`
-      {%- endfor %}))
-    or (_is_delete and coalesce(not _prev_is_delete, false))
+  select * from (
+    select *, {{ scd2_lag_columns(plan) }}
+    from timeline_points
+    window key_timeline as (partition by {{ keys }} order by _vf)
+  )
+  where {{ scd2_kept_clause(plan) }}
 ),
 
 desired_rows as (
