@@ -43,3 +43,11 @@ class TestThriftConnection:
             fetch="all",
         )
         assert [tuple(r) for r in rows] == [("c", 1), ("d", 1)]
+
+    def test_statements_without_rows_fetch_empty(self, project):
+        # Spark 3.4+ returns no columns for DDL/DML; PyHive alone raises on fetching them
+        # (dbt/adapters/jammi/hive_compat.py). run_query() fetches every statement.
+        table = f"{project.test_schema}.ddl_fetch"
+        assert project.run_sql(f"create table {table} (id int) using parquet", fetch="all") == []
+        assert project.run_sql(f"insert into {table} values (1)", fetch="all") == []
+        assert project.run_sql(f"select id from {table}", fetch="all") == [(1,)]
