@@ -1,0 +1,30 @@
+{#-- Products with their current price, edited row by row by product_id.
+
+     Batches are driven by the var `product_batch` (default 3, the latest): the first
+     build applies every change up to it at once -- the version rule picks the newest
+     change per product -- and later runs (is_incremental()) apply just that batch:
+       dbt run -s products --vars '{product_batch: 2}'
+     Wider types are encoded: the timestamp as epoch millis, the decimal price as cents. --#}
+{{ config(
+    materialized='mutable_table',
+    primary_key=['product_id'],
+    version_column='updated_ms',
+    delete_when='is_deleted',
+    indexes=[{'name': 'by_sku', 'columns': ['sku'], 'unique': true},
+             {'name': 'by_category', 'columns': ['category']}]
+) }}
+
+select
+  product_id,
+  sku,
+  name,
+  category,
+  {{ to_scaled_bigint('price', 2) }} as price_cents,
+  is_deleted,
+  {{ to_epoch_millis('updated_at') }} as updated_ms
+from {{ ref('product_changes') }}
+{% if is_incremental() %}
+where batch = {{ var('product_batch', 3) }}
+{% else %}
+where batch <= {{ var('product_batch', 3) }}
+{% endif %}
