@@ -48,7 +48,7 @@ docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
-test: lint unit functional delta-lane
+test: lint unit functional delta-lane thrift-lane
 
 clean:
 	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs
