@@ -18,7 +18,7 @@
      broken rule. --#}
 
 {% test scd2_valid_history(model, columns, valid_from='valid_from', valid_to='valid_to') %}
-  {{ return(adapter.dispatch('test_scd2_valid_history', 'dbt_jammi')(
+  {{ return(adapter.dispatch('test_scd2_valid_history', 'dbt')(
       model, mutable_test_columns(columns, 'scd2_valid_history'), valid_from, valid_to)) }}
 {% endtest %}
 

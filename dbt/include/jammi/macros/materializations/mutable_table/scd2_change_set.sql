@@ -14,7 +14,7 @@
 -#}
 
 {% macro get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
-  {{ return(adapter.dispatch('get_scd2_change_set_sql', 'dbt_jammi')(
+  {{ return(adapter.dispatch('get_scd2_change_set_sql', 'dbt')(
       definition, source_relation, target_relation, tenant)) }}
 {%- endmacro %}
 
