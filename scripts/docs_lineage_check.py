@@ -157,10 +157,10 @@ def render_lineage(url: str, uid: str, screenshot: Path, user_data_dir: Path) ->
     return rendered
 
 
-def assert_lineage(
+def check_lineage(
     rendered: dict[str, Any], uid: str, publishers: list[str], consumers: list[str]
-) -> list[str]:
-    """Checks against the rendered graph; returns the lines it verified."""
+) -> tuple[list[str], list[str]]:
+    """Checks against the rendered graph: (what it verified, what is wrong)."""
     nodes = {n["id"]: n for n in rendered["nodes"]}
     edges = {(e["source"], e["target"]) for e in rendered["edges"] if e["visible"]}
     problems: list[str] = []
@@ -192,9 +192,7 @@ def assert_lineage(
             verified.append(f"edge      {uid} -> {child}")
         else:
             problems.append(f"no rendered edge {uid} -> {child}")
-    if problems:
-        raise CheckFailed("lineage assertion failed:\n  " + "\n  ".join(problems))
-    return verified
+    return verified, problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,8 +239,11 @@ def main(argv: list[str] | None = None) -> int:
         args.screenshot.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, args.screenshot)
         log(f"screenshot saved to {args.screenshot}")
-        for line in assert_lineage(rendered, uid, publishers, consumers):
+        verified, problems = check_lineage(rendered, uid, publishers, consumers)
+        for line in verified:
             log(f"  ok {line}")
+        if problems:
+            raise CheckFailed("lineage assertion failed:\n  " + "\n  ".join(problems))
     except CheckFailed as exc:
         log(f"FAILED: {exc}")
         return 1
