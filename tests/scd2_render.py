@@ -55,10 +55,10 @@ def render_scd2_change_set(
         var=lambda name, default=None: default,
         **{"return": _identity},
     )
-    tenant = env.get_template(TENANT).module
+    tenant_macros = env.get_template(TENANT).module
     env.globals.update(
-        mutable_tenant_expr=tenant.mutable_tenant_expr,
-        mutable_target_scope_clause=tenant.mutable_target_scope_clause,
+        mutable_tenant_expr=tenant_macros.mutable_tenant_expr,
+        mutable_target_scope_clause=tenant_macros.mutable_target_scope_clause,
     )
     adapter.module = env.get_template(CHANGE_SET).module
     return str(adapter.module.get_scd2_change_set_sql(definition, source, target, tenant))

@@ -113,7 +113,12 @@ class TestScd2History(MutableProjectBase):
         ]
         columns = [r[0] for r in rows(project, f"describe {project.test_schema}.items")]
         assert columns[:6] == [
-            "item_id", "price_tier", "availability", "valid_from", "valid_to", "tenant_id"
+            "item_id",
+            "price_tier",
+            "availability",
+            "valid_from",
+            "valid_to",
+            "tenant_id",
         ]
 
         # a change closes the open interval and opens one; an unchanged row does nothing
