@@ -369,7 +369,10 @@ class MutableTableDefinitionBuilder:
             table_id=self._table_id,
             columns=tuple(columns),
             primary_key=tuple(self._primary_key),
-            indexes=self._build_indexes(names),
+            # scd2: an index may name the interval bounds, e.g. (item_id, valid_to)
+            indexes=self._build_indexes(
+                names + [c for c in (valid_from, valid_to) if history == "scd2" and c not in names]
+            ),
             ordering_column=ordering_column,
             version_column=version_column,
             partial_updates=require_bool(
