@@ -264,6 +264,7 @@ def server_env(server: ThriftServer) -> dict[str, str]:
 LANE_TEST_DIRS = [
     "tests/functional/thrift",
     "tests/functional/mutable_table",
+    "tests/functional/scd2",  # mutable_table's history: scd2 mode
     "tests/functional/topic",
 ]
 
