@@ -24,6 +24,7 @@ FILES = (
     "materializations/mutable_table/apply_merge.sql",
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
+    "utils/encoding.sql",
 )
 
 
@@ -217,3 +218,10 @@ def statements_for_parsing() -> dict[str, str]:
                 "get_write_version_sql", defn, "analytics.prices", "cs", "/tmp/x", "parquet"
             )
     return out
+
+
+def test_encoding_macros():
+    assert render("to_epoch_millis", "updated_at") == "unix_millis(cast(updated_at as timestamp))"
+    assert render("to_scaled_bigint", "price", 2) == (
+        "cast(round(cast(price as decimal(38, 2)) * 100, 0) as bigint)"
+    )

@@ -15,6 +15,7 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi import mutable, storage
+from dbt.adapters.jammi.validation import sql_string_literal
 
 logger = AdapterLogger("Jammi")
 
@@ -52,7 +53,10 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
 
     @available
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
-        return json.dumps(dict(definition), sort_keys=True, separators=(",", ":"))
+        """The definition as recorded on the table and in the registry (without the
+        per-run ``batch_columns``)."""
+        recorded = {k: v for k, v in definition.items() if k not in mutable.RUN_ONLY_KEYS}
+        return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
 
     @available
     def mutable_stored_definition(self, properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
@@ -152,6 +156,23 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         if not self._has_local_filesystem():
             return []
         return sorted(storage.list_children(base))
+
+    # --- tenant scope ------------------------------------------------------------
+
+    @available
+    def mutable_check_tenant_reads(
+        self, model_name: str, compiled_sql: str, relation_names: Sequence[str], tenant: str
+    ) -> None:
+        """Fail a run bound to ``tenant`` that reads a mutable table without
+        tenant_scoped(), instead of silently showing it other tenants' rows."""
+        literal = sql_string_literal(tenant)
+        unscoped = mutable.unscoped_tenant_reads(compiled_sql or "", relation_names, literal)
+        if unscoped:
+            raise mutable.MutableRunError(
+                f"model '{model_name}' reads {', '.join(unscoped)} without tenant_scoped() in "
+                f"a run bound to a tenant; it would see every tenant's rows.\n  Fix: read it "
+                "as {{ tenant_scoped(ref('...')) }}"
+            )
 
     # --- errors --------------------------------------------------------------------
 

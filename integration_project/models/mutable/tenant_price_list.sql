@@ -27,6 +27,6 @@ select
   cat.shelf,
   p.price_cents,
   c.currency
-from {{ ref('products') }} as p
+from {{ tenant_scoped(ref('products')) }} as p
 join {{ ref('categories') }} as cat on cat.category = p.category
 cross join currency as c

@@ -2,7 +2,13 @@
 
 import pytest
 
-from tests.functional.mutable_table.util import MutableProjectBase, rows, run, table_rows
+from tests.functional.mutable_table.util import (
+    MutableProjectBase,
+    rows,
+    run,
+    table_exists,
+    table_rows,
+)
 
 PRICES = """
 {{ config(materialized='mutable_table', primary_key=['sku'], hard_deletes='delete') }}
@@ -28,13 +34,29 @@ select * from values ('acme', 'currency', 'EUR'), ('globex', 'currency', 'USD'),
   (cast(null as string), 'currency', 'GBP') as t(tenant, setting, value)
 """
 
+LEAKY = """
+{{ config(materialized='mutable_table', primary_key=['sku']) }}
+select sku, max(price) as price from {{ ref('prices') }} group by sku
+"""
+
+GUARDED_TABLE = """
+{{ config(materialized='table', pre_hook="{{ jammi_check_tenant_reads() }}") }}
+select * from {{ ref('prices') }}
+"""
+
 EVIL = "x'); drop table prices; --"
 
 
 class TestMutableTenants(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"prices.sql": PRICES, "reader.sql": READER, "config_lookup.sql": CONFIG_LOOKUP}
+        return {
+            "prices.sql": PRICES,
+            "reader.sql": READER,
+            "config_lookup.sql": CONFIG_LOOKUP,
+            "leaky.sql": LEAKY,
+            "guarded_table.sql": GUARDED_TABLE,
+        }
 
     def test_tenant_binding(self, project):
         order = "coalesce(tenant_id, ''), sku"
@@ -85,3 +107,14 @@ class TestMutableTenants(MutableProjectBase):
             "where tenant_id = 'acme' and setting = 'currency'",
         )
         assert found == [("EUR",)]
+
+    def test_unscoped_reads_fail_in_a_bound_run(self, project):
+        run(project, "prices", {"batch": "acme", "jammi_tenant": "acme"})
+        results = run(project, "leaky guarded_table", {"jammi_tenant": "acme"}, expect_pass=False)
+        for result in results.results:
+            assert "without tenant_scoped()" in result.message, result.node.name
+        assert not table_exists(project, "leaky")
+        assert not table_exists(project, "guarded_table")
+        # unbound runs read the whole table as usual
+        run(project, "leaky guarded_table")
+        assert table_exists(project, "leaky") and table_exists(project, "guarded_table")

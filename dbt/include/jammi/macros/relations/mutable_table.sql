@@ -13,6 +13,27 @@
 {%- endmacro %}
 
 
+{#-- The rewrite applier's materialized change set: <identifier>__jammi_changes_<run id>. --#}
+{% macro mutable_staging_relation(target_relation, run_id) -%}
+  {{ return(target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__jammi_changes_' ~ run_id}, type='table')) }}
+{%- endmacro %}
+
+
+{% macro get_create_staging_table_sql(staging_relation, select_relation) -%}
+  create table {{ staging_relation }} using parquet as select * from {{ select_relation }}
+{%- endmacro %}
+
+
+{#-- Staging tables that failed runs of this model left behind. --#}
+{% macro drop_stale_mutable_staging(target_relation) -%}
+  {%- set pattern = target_relation.identifier ~ '__jammi_changes_*' -%}
+  {%- set found = run_query('show tables in ' ~ target_relation.schema ~ ' like ' ~ adapter.sql_string(pattern)) -%}
+  {%- for row in found.rows if not row[2] -%}
+    {%- do run_query('drop table if exists ' ~ target_relation.schema ~ '.' ~ row[1]) -%}
+  {%- endfor -%}
+{%- endmacro %}
+
+
 {#-- The registry: in the model's schema unless config registry_schema says otherwise. --#}
 {% macro mutable_registry_relation(target_relation) -%}
   {%- set schema = config.get('registry_schema') or target_relation.schema -%}

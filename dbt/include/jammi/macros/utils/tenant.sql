@@ -57,3 +57,26 @@
     {{ column }} is null
   {%- endif -%}
 {%- endmacro %}
+
+
+{#-- In a run bound to a tenant, fail a model that reads a mutable table without
+     tenant_scoped(). The mutable_table materialization calls it; guard every other
+     model with a project-wide hook:
+       models:
+         +pre-hook: "{{ jammi_check_tenant_reads() }}"
+     (renders no SQL). --#}
+{% macro jammi_check_tenant_reads() -%}
+  {%- if execute -%}
+    {%- set tenant = jammi_bound_tenant() -%}
+    {%- if tenant is not none -%}
+      {%- set relations = [] -%}
+      {%- for uid in model.depends_on.nodes -%}
+        {%- set node = graph.nodes.get(uid) -%}
+        {%- if node and node.config.materialized == 'mutable_table' and node.relation_name -%}
+          {%- do relations.append(node.relation_name) -%}
+        {%- endif -%}
+      {%- endfor -%}
+      {%- do adapter.mutable_check_tenant_reads(model.name, model.compiled_code or '', relations, tenant) -%}
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}

@@ -115,7 +115,13 @@ latest as (
 ),
 
 target as (
+  {%- if full_outer %}
   {{ mutable_target_rows_sql(definition, target_relation, tenant) }}
+  {%- else %}
+  {#- only the stored rows of keys in the batch (a broadcast semi join, no shuffle) #}
+  select scoped.* from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
+  left semi join latest as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
+  {%- endif %}
 ),
 
 joined as (

@@ -18,6 +18,7 @@
   {%- if existing_relation is not none and existing_relation.is_view -%}
     {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ existing_relation ~ " is a view; drop it first") -%}
   {%- endif -%}
+  {%- do jammi_check_tenant_reads() -%}
   {{ run_hooks(pre_hooks) }}
 
   {#-- 2. batch: the model's output, validated before anything is created --#}
@@ -51,15 +52,22 @@
   {%- set use_merge = adapter.uses_merge(file_format) -%}
 
   {#-- 3. plan: one change set (insert / update / delete per storage key) --#}
-  {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set_relation, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
-  {%- if not use_merge -%}
-    {#-- rewrite: materialize the plan once, made from the version in state.location --#}
-    {%- do run_query('cache table ' ~ change_set_relation) -%}
+  {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
+  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
+  {%- if use_merge -%}
+    {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
+    {%- set change_set_relation = change_set_view -%}
+  {%- else -%}
+    {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
+         Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
+    {%- do drop_stale_mutable_staging(target_relation) -%}
+    {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
+    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
   {%- endif -%}
+  {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
   {%- set counts = fetch_change_counts(change_set_relation) -%}
   {%- if counts.total > 0 -%}
-    {%- do apply_unique_index_checks(definition, plan_target, change_set_relation) -%}
+    {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}
 
   {#-- 4. apply --#}
@@ -75,7 +83,7 @@
   {%- if state is not none -%}
     {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
   {%- endif -%}
-  {%- do drop_mutable_temp_views([change_set_relation, batch_relation]) -%}
+  {%- do drop_mutable_run_relations(run_relations) -%}
   {%- do store_raw_result('main', message=counts.message, code='MUTABLE', rows_affected=counts.total) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
@@ -117,7 +125,9 @@
   {%- endif -%}
   {%- if fail_at == 'register' -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
   {%- do statements.append(get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)) -%}
-  {%- do adapter.mutable_execute_all_or_nothing(statements, ['drop table if exists ' ~ target_relation], undo_paths) -%}
+  {%- set undo = ['drop table if exists ' ~ target_relation] -%}
+  {%- if change_set_relation.type == 'table' -%}{%- do undo.append('drop table if exists ' ~ change_set_relation) -%}{%- endif -%}
+  {%- do adapter.mutable_execute_all_or_nothing(statements, undo, undo_paths) -%}
   {%- if location -%}
     {%- do adapter.mutable_remove_stale_versions(location, false) -%}
   {%- endif -%}
@@ -144,9 +154,13 @@
 {%- endmacro %}
 
 
-{% macro drop_mutable_temp_views(relations) -%}
+{#-- Drop what a run creates besides the table: temp views and the staging table. --#}
+{% macro drop_mutable_run_relations(relations) -%}
   {%- for relation in relations -%}
-    {%- do run_query('uncache table if exists ' ~ relation) -%}
-    {%- do run_query('drop view if exists ' ~ relation) -%}
+    {%- if relation.type == 'table' -%}
+      {%- do run_query('drop table if exists ' ~ relation) -%}
+    {%- else -%}
+      {%- do run_query('drop view if exists ' ~ relation) -%}
+    {%- endif -%}
   {%- endfor -%}
 {%- endmacro %}
