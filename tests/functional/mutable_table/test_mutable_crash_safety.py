@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tests.conftest import test_method
 from tests.functional.mutable_table.util import (
     location,
     registry_rows,
@@ -28,6 +29,10 @@ FRESH = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}
 select 1 as id, 'fresh' as label
 """
+
+# Removing version directories needs file system access, which only the embedded
+# session has (docs/mutable_table.md); over thrift the old directories stay.
+CLEANS_UP = test_method() == "session"
 
 OLD = [(1, "one"), (2, "two")]
 NEW = [(1, "one"), (2, "TWO"), (3, "three")]
@@ -60,7 +65,9 @@ class TestMutableCrashSafety:
         run(project, "crashy", {"batch": 2})
         assert table_rows(project, "crashy", "id, label") == NEW
         # the next committing run removed every other version directory
-        assert version_dirs(project, "crashy") == [location(project, "crashy").rsplit("/", 1)[-1]]
+        if CLEANS_UP:
+            current = location(project, "crashy").rsplit("/", 1)[-1]
+            assert version_dirs(project, "crashy") == [current]
         assert (
             project.run_sql(
                 f"show tblproperties {project.test_schema}.crashy ('jammi.version')", fetch="one"
@@ -79,7 +86,8 @@ class TestMutableCrashSafety:
         assert "concurrent" in location(project, "crashy")
         run(project, "crashy", {"batch": 1})
         assert table_rows(project, "crashy", "id, label") == [(1, "one"), (2, "two"), (3, "three")]
-        assert len(version_dirs(project, "crashy")) == 1
+        if CLEANS_UP:
+            assert len(version_dirs(project, "crashy")) == 1
 
     def test_failed_registration_leaves_nothing(self, project):
         base = location(project, "crashy").rsplit("/", 2)[0].replace("file:", "", 1)
@@ -87,7 +95,8 @@ class TestMutableCrashSafety:
         assert "jammi_fail_at=register" in result.results[0].message
         assert not table_exists(project, "fresh")
         assert registry_rows(project, "fresh") == []
-        assert not os.path.exists(os.path.join(base, "fresh"))
+        if CLEANS_UP:
+            assert not os.path.exists(os.path.join(base, "fresh"))
 
         run(project, "fresh")
         assert table_rows(project, "fresh", "id, label") == [(1, "fresh")]
