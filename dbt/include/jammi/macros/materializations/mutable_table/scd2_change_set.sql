@@ -181,19 +181,23 @@ old_rows as (
 
 old_points as (
   {#- the stored timeline: every interval's start, and a "deleted" point where an
-      interval ends without a successor starting at its valid_to #}
-  select {{ keys }}, _vf
-    {%- for c in plan.value_columns %}, {{ c }}{% endfor %},
-    false as _is_delete,
-    {{ version_expr }} as _version
-  from old_rows
-  union all
-  select {{ scd2_key_list(plan, 'o.') }}, o._vt as _vf
-    {%- for c in plan.value_columns %}, cast(null as {{ plan.value_types[loop.index0] }}) as {{ c }}{% endfor %},
-    true as _is_delete, cast(null as bigint) as _version
-  from old_rows o
-  left anti join old_rows n on {{ scd2_key_match_clause(plan, 'o', 'n') }} and n._vf = o._vt
-  where o._vt is not null
+      interval ends without a successor starting at its valid_to (one scan) #}
+  select {{ keys }}, p._vf
+    {%- for c in plan.value_columns %},
+    case when p._is_delete then null else {{ c }} end as {{ c }}
+    {%- endfor %},
+    p._is_delete,
+    case when p._is_delete then cast(null as bigint) else {{ version_expr }} end as _version
+  from (
+    select *, lead(_vf) over (partition by {{ keys }} order by _vf) as _next_vf
+    from old_rows
+  ) as o
+  lateral view explode(
+    case when _vt is not null and not (_next_vf <=> _vt)
+      then array(named_struct('_vf', _vf, '_is_delete', false),
+                 named_struct('_vf', _vt, '_is_delete', true))
+      else array(named_struct('_vf', _vf, '_is_delete', false))
+    end) points as p
 ),
 
 merged_points as (
@@ -275,20 +279,24 @@ desired_rows as (
 ),
 
 changes as (
-  select {{ scd2_key_list(plan, 'd.') }}, d._vf, d._vt
-    {%- for c in plan.value_columns %}, d.{{ c }}{% endfor %},
-    case when o._vf is null then 'insert' else 'update' end as _change
+  {#- one full outer join of the wanted rows with the stored rows of the touched keys #}
+  select
+    case when d._vf is not null then d.{{ tenant_col }} else o.{{ tenant_col }} end as {{ tenant_col }},
+    {%- for k in plan.key_columns %}
+    case when d._vf is not null then d.{{ k }} else o.{{ k }} end as {{ k }},
+    {%- endfor %}
+    coalesce(d._vf, o._vf) as _vf,
+    case when d._vf is not null then d._vt else o._vt end as _vt,
+    {%- for c in plan.value_columns %}
+    case when d._vf is not null then d.{{ c }} else o.{{ c }} end as {{ c }},
+    {%- endfor %}
+    case when d._vf is null then 'delete' when o._vf is null then 'insert' else 'update' end
+      as _change
   from desired_rows d
-  left join old_rows o on {{ scd2_key_match_clause(plan, 'd', 'o') }} and o._vf = d._vf
-  where o._vf is null
+  full outer join old_rows o on {{ scd2_key_match_clause(plan, 'd', 'o') }} and o._vf = d._vf
+  where d._vf is null or o._vf is null
     or not (d._vt <=> o._vt
     {%- for c in plan.value_columns %} and d.{{ c }} <=> o.{{ c }}{% endfor %})
-  union all
-  select {{ scd2_key_list(plan, 'o.') }}, o._vf, o._vt
-    {%- for c in plan.value_columns %}, o.{{ c }}{% endfor %},
-    'delete' as _change
-  from old_rows o
-  left anti join desired_rows d on {{ scd2_key_match_clause(plan, 'o', 'd') }} and d._vf = o._vf
 )
 
 select
