@@ -46,9 +46,6 @@ version: "1.0"
 config-version: 2
 profile: bench
 model-paths: ["models"]
-dispatch:
-  - macro_namespace: dbt_jammi
-    search_order: ["dbt"]
 """
 
 UPSERT_MODEL = """

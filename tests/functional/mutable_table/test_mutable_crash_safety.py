@@ -40,10 +40,6 @@ NEW = [(1, "one"), (2, "TWO"), (3, "three")]
 
 class TestMutableCrashSafety:
     @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"dispatch": [{"macro_namespace": "dbt_jammi", "search_order": ["dbt"]}]}
-
-    @pytest.fixture(scope="class")
     def models(self):
         return {"crashy.sql": CRASHY, "fresh.sql": FRESH}
 

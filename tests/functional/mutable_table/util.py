@@ -83,12 +83,7 @@ class MutableProjectBase:
 
     @pytest.fixture(scope="class")
     def project_config_update(self, fmt):
-        return {
-            "models": {"+file_format": fmt},
-            # dbt resolves adapter.dispatch(..., 'dbt_jammi') of internal packages only
-            # through an explicit search order
-            "dispatch": [{"macro_namespace": "dbt_jammi", "search_order": ["dbt"]}],
-        }
+        return {"models": {"+file_format": fmt}}
 
 
 def properties(project, table: str) -> dict:
