@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dbt.adapters.base import available
+from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
 from dbt.adapters.jammi.errors import JammiValidationError
@@ -24,7 +26,6 @@ from dbt.adapters.jammi.validation import (
     sql_string_literal,
     validate_tenant_value,
 )
-from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 
 MERGE_FORMATS = ("delta", "iceberg", "hudi")
 
@@ -68,6 +69,13 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
     def type(cls) -> str:
         return "jammi"
 
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        """dbt-spark's listing without session temp views: `show table extended in <schema>`
+        also returns the session's temporary views (no schema), which an embedded session
+        keeps for the life of the process and which belong to no schema's catalog."""
+        relations = super().list_relations_without_caching(schema_relation)
+        return [relation for relation in relations if relation.schema]
+
     # --- definitions -------------------------------------------------------------
 
     @available
@@ -75,9 +83,7 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Validate a mutable_table model and return its definition as a dict."""
-        definition = MutableTableDefinition.from_config(
-            model_name, _schema_pairs(columns), config
-        )
+        definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         return definition.to_dict()
 
     @available

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
 
+from dbt.include import jammi as jammi_include
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.credentials import SESSION_DEFAULTS, JammiCredentials
-from dbt.include import jammi as jammi_include
 
 MIN_JAVA = 17
 JAVA_HELP = (

@@ -31,3 +31,21 @@ class TestDocsGenerateJammi(BaseDocsGenerate):
             model_stats=expected_catalog.no_stats(),
             seed_stats=AnyStats(),
         )
+
+
+class TestCatalogIgnoresSessionTempViews:
+    """An embedded session keeps temporary views (e.g. dbt-spark's `<model>__dbt_tmp`)
+    for the life of the process; they belong to no schema and must not break the catalog."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"kept.sql": "select 1 as id"}
+
+    def test_docs_generate_with_a_leftover_temp_view(self, project):
+        from dbt.tests.util import run_dbt
+
+        run_dbt(["run"])
+        project.run_sql("create or replace temporary view leftover__dbt_tmp as select 1 as x")
+        catalog = run_dbt(["docs", "generate"])
+        names = {node.metadata.name for node in catalog.nodes.values()}
+        assert names == {"kept"}

@@ -39,9 +39,15 @@ LEAKY = """
 select sku, max(price) as price from {{ ref('prices') }} group by sku
 """
 
+# dbt's table and view materializations carry the tenant read guard on jammi
 GUARDED_TABLE = """
-{{ config(materialized='table', pre_hook="{{ jammi_check_tenant_reads() }}") }}
+{{ config(materialized='table') }}
 select * from {{ ref('prices') }}
+"""
+
+GUARDED_VIEW = """
+{{ config(materialized='view') }}
+select sku from {{ ref('prices') }}
 """
 
 EVIL = "x'); drop table prices; --"
@@ -56,6 +62,7 @@ class TestMutableTenants(MutableProjectBase):
             "config_lookup.sql": CONFIG_LOOKUP,
             "leaky.sql": LEAKY,
             "guarded_table.sql": GUARDED_TABLE,
+            "guarded_view.sql": GUARDED_VIEW,
         }
 
     def test_tenant_binding(self, project):
@@ -110,11 +117,16 @@ class TestMutableTenants(MutableProjectBase):
 
     def test_unscoped_reads_fail_in_a_bound_run(self, project):
         run(project, "prices", {"batch": "acme", "jammi_tenant": "acme"})
-        results = run(project, "leaky guarded_table", {"jammi_tenant": "acme"}, expect_pass=False)
+        results = run(
+            project, "leaky guarded_table guarded_view", {"jammi_tenant": "acme"}, expect_pass=False
+        )
+        assert len(results.results) == 3
         for result in results.results:
             assert "without tenant_scoped()" in result.message, result.node.name
         assert not table_exists(project, "leaky")
         assert not table_exists(project, "guarded_table")
+        assert not table_exists(project, "guarded_view")
         # unbound runs read the whole table as usual
-        run(project, "leaky guarded_table")
+        run(project, "leaky guarded_table guarded_view")
         assert table_exists(project, "leaky") and table_exists(project, "guarded_table")
+        assert table_exists(project, "guarded_view")

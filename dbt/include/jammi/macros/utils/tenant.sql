@@ -59,7 +59,7 @@
 {%- endmacro %}
 
 
-{#-- In a run bound to a tenant, fail a model that reads a mutable table without
+{#-- In a run bound to a tenant, fail a model that reads a mutable table or topic without
      tenant_scoped(). The mutable_table materialization calls it; guard every other
      model with a project-wide hook:
        models:
@@ -72,7 +72,7 @@
       {%- set relations = [] -%}
       {%- for uid in model.depends_on.nodes -%}
         {%- set node = graph.nodes.get(uid) -%}
-        {%- if node and node.config.materialized == 'mutable_table' and node.relation_name -%}
+        {%- if node and node.config.materialized in ('mutable_table', 'topic') and node.relation_name -%}
           {%- do relations.append(node.relation_name) -%}
         {%- endif -%}
       {%- endfor -%}
