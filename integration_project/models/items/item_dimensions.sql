@@ -11,6 +11,7 @@
     materialized='mutable_table',
     primary_key=['item_id'],
     history='scd2',
+    track_columns=['price_tier', 'availability'],
     delete_when="availability = 'delisted'",
     indexes=[{'name': 'by_item_current', 'columns': ['item_id', 'valid_to']}]
 ) }}

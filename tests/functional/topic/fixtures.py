@@ -41,7 +41,25 @@ def spark() -> SparkSession:
 
 
 def rows(sql: str) -> list[tuple]:
-    return [tuple(r) for r in spark().sql(sql).collect()]
+    """Run `sql` through dbt's jammi adapter, so reads see what dbt wrote on every
+    connection method (embedded session or a Thrift server)."""
+    from dbt.adapters.factory import get_adapter_by_type
+
+    adapter = get_adapter_by_type("jammi")
+    with adapter.connection_named("__topic_test_rows"):
+        connection = adapter.connections.get_thread_connection()
+        result = adapter.run_sql_for_tests(sql, "all", connection)
+    return [tuple(r) for r in result or []]
+
+
+def columns_of(relation: str) -> list[str]:
+    """Column names of a relation, in order, as Spark describes it."""
+    names = []
+    for row in rows(f"describe table {relation}"):
+        if not row[0] or row[0].startswith("#"):
+            break
+        names.append(row[0])
+    return names
 
 
 def registration(schema: str, name: str = "cdc.orders") -> tuple:

@@ -27,6 +27,7 @@ ROWS_PER_BATCH = 50
     test_file_format() == "delta",
     reason="the delta commit is rendered and parsed in tests/unit/test_topic_publish.py",
 )
+@pytest.mark.session_only
 class TestTopicConcurrentPublishers:
     @pytest.fixture(scope="class")
     def project_config_update(self):

@@ -9,7 +9,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows, spark
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, columns_of, registration, rows
 
 TOPIC_ID = re.compile(r"^[0-9a-f]{8}_[0-9a-f]{4}_7[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}$")
 
@@ -52,7 +52,7 @@ class TestTopicPublish(TopicProject):
             "tenant_id": "string",
         }
         # ref() resolves to a view named after the model, columns in contract order
-        view_columns = spark().table(f"{schema}.cdc_orders").columns
+        view_columns = columns_of(f"{schema}.cdc_orders")
         assert view_columns == [
             "_offset",
             "_row_idx",
