@@ -194,6 +194,23 @@ def test_unique_index_check_groups_per_tenant(columns):
     assert "having count(*) > 1" in sql
 
 
+def test_scd2_unique_index_constrains_open_rows_unless_it_names_the_interval():
+    defn = definition(PRICES, primary_key=["sku"], history="scd2")
+    by_label = {"name": "by_label", "columns": ["label"], "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, by_label, "select 1")
+    assert "`label` is not null and `valid_to` is null" in sql
+    by_interval = {"name": "by_interval", "columns": ["label", "valid_from"], "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, by_interval, "select 1")
+    assert "`valid_to` is null" not in sql
+    plain = render(
+        "get_unique_index_violations_sql",
+        definition(PRICES, primary_key=["sku"]),
+        by_label,
+        "select 1",
+    )
+    assert "valid_to" not in plain
+
+
 def statements_for_parsing() -> dict[str, str]:
     """Every statement shape the appliers emit, for the Spark parser test."""
     scenarios = {

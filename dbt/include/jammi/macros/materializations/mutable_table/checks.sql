@@ -78,10 +78,15 @@
 
 {#-- Values of a unique index that more than one row of the next state would hold (per
      tenant; rows with a NULL index column do not collide, as in SQL). --#}
+{#-- With history: scd2 a unique index constrains the current (open) rows, unless it
+     names valid_from or valid_to itself: then it constrains every interval. --#}
 {% macro get_unique_index_violations_sql(definition, index, next_state_sql) -%}
+  {%- set open_rows_only = definition.history == 'scd2'
+        and definition.valid_from not in index.columns and definition.valid_to not in index.columns -%}
   select tenant_id{% for c in index.columns %}, {{ adapter.quote_column(c) }}{% endfor %}, count(*) as row_count
   from ({{ next_state_sql }}) as next_state
   where {% for c in index.columns %}{{ adapter.quote_column(c) }} is not null{{ ' and ' if not loop.last }}{% endfor %}
+  {%- if open_rows_only %} and {{ adapter.quote_column(definition.valid_to) }} is null{% endif %}
   group by tenant_id{% for c in index.columns %}, {{ adapter.quote_column(c) }}{% endfor %}
   having count(*) > 1
   limit 5
