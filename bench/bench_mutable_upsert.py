@@ -21,32 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import dbt, write_project
+
 ROWS_DEFAULT = 1_000_000
-
-PROFILE = """
-bench:
-  target: dev
-  outputs:
-    dev:
-      type: jammi
-      method: session
-      host: localhost
-      schema: bench
-      threads: 1
-      session_dir: {state}
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.driver.memory: "2g"
-        spark.sql.shuffle.partitions: "8"
-"""
-
-PROJECT = """
-name: bench
-version: "1.0"
-config-version: 2
-profile: bench
-model-paths: ["models"]
-"""
 
 UPSERT_MODEL = """
 {{{{ config(materialized='mutable_table', primary_key=['id'], file_format='{fmt}') }}}}
@@ -59,22 +36,6 @@ select b.* from bench.base as b left anti join bench.changes as c on b.id = c.id
 union all
 select * from bench.changes
 """
-
-
-def dbt(project: Path, *args: str) -> tuple[float, float]:
-    """Run dbt in-process; returns (wall seconds, the model's execution seconds)."""
-    from dbt.cli.main import dbtRunner
-
-    start = time.perf_counter()
-    result = dbtRunner().invoke(
-        [*args, "--project-dir", str(project), "--profiles-dir", str(project), "--quiet"]
-    )
-    wall = time.perf_counter() - start
-    if not result.success:
-        raise SystemExit(f"dbt {' '.join(args)} failed: {result.exception}")
-    results = getattr(result.result, "results", [])
-    execution = sum(r.execution_time for r in results)
-    return wall, execution
 
 
 def spark_timed(spark, sql: str) -> float:
@@ -94,8 +55,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="jammi-bench-"))
     project = work / "project"
     (project / "models").mkdir(parents=True)
-    (project / "profiles.yml").write_text(PROFILE.format(state=work / "spark"))
-    (project / "dbt_project.yml").write_text(PROJECT)
+    write_project(project, "bench", work / "spark")
     (project / "models" / "bench_upsert.sql").write_text(UPSERT_MODEL.format(fmt=args.format))
     (project / "models" / "bench_rebuild.sql").write_text(REBUILD_MODEL)
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")

@@ -20,53 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import dbt, write_project
+
 KEYS_DEFAULT = 1_000_000
-
-PROFILE = """
-bench:
-  target: dev
-  outputs:
-    dev:
-      type: jammi
-      method: session
-      host: localhost
-      schema: bench
-      threads: 1
-      session_dir: {state}
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.driver.memory: "2g"
-        spark.sql.shuffle.partitions: "8"
-"""
-
-PROJECT = """
-name: bench_scd2
-version: "1.0"
-config-version: 2
-profile: bench
-model-paths: ["models"]
-"""
 
 SCD2_MODEL = """
 {{{{ config(materialized='mutable_table', primary_key=['item_id'], history='scd2',
             file_format='{fmt}') }}}}
 select * from {{{{ var('source') }}}}
 """
-
-
-def dbt(project: Path, *args: str) -> tuple[float, float]:
-    """Run dbt in-process; returns (wall seconds, the model's execution seconds)."""
-    from dbt.cli.main import dbtRunner
-
-    start = time.perf_counter()
-    result = dbtRunner().invoke(
-        [*args, "--project-dir", str(project), "--profiles-dir", str(project), "--quiet"]
-    )
-    wall = time.perf_counter() - start
-    if not result.success:
-        raise SystemExit(f"dbt {' '.join(args)} failed: {result.exception}")
-    results = getattr(result.result, "results", [])
-    return wall, sum(r.execution_time for r in results)
 
 
 def main() -> None:
@@ -80,8 +42,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="jammi-bench-scd2-"))
     project = work / "project"
     (project / "models").mkdir(parents=True)
-    (project / "profiles.yml").write_text(PROFILE.format(state=work / "spark"))
-    (project / "dbt_project.yml").write_text(PROJECT)
+    write_project(project, "bench_scd2", work / "spark")
     (project / "models" / "item_history.sql").write_text(SCD2_MODEL.format(fmt=args.format))
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
