@@ -18,6 +18,9 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+import harness
 
 ROWS_SQL = """
 select cast(id % 100000 as bigint) as order_id,
@@ -27,44 +30,21 @@ select cast(id % 100000 as bigint) as order_id,
 from range({rows})
 """
 
-PROFILE = """
-bench:
-  target: dev
-  outputs:
-    dev:
-      type: jammi
-      method: session
-      host: localhost
-      schema: bench
-      threads: 1
-      session_dir: {state}
-      server_side_parameters:
-        spark.master: "local[2]"
-        spark.sql.shuffle.partitions: "4"
-"""
-
 
 def write_project(root: str, rows: int) -> None:
+    harness.write_project(Path(root), "bench", Path(root) / ".spark")
     os.makedirs(os.path.join(root, "models"), exist_ok=True)
-    with open(os.path.join(root, "dbt_project.yml"), "w") as f:
-        f.write("name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: bench\n")
-        f.write("models:\n  bench:\n    +file_format: parquet\n")
-    with open(os.path.join(root, "profiles.yml"), "w") as f:
-        f.write(PROFILE.format(state=os.path.join(root, ".spark")))
     for name, n in (("big_topic", rows), ("one_row_topic", 1)):
         with open(os.path.join(root, "models", f"{name}.sql"), "w") as f:
-            f.write("{{ config(materialized='topic') }}\n" + ROWS_SQL.format(rows=n))
+            f.write(
+                "{{ config(materialized='topic', file_format='parquet') }}\n"
+                + ROWS_SQL.format(rows=n)
+            )
 
 
 def publish_seconds(root: str, model: str) -> float:
-    from dbt.cli.main import dbtRunner
-
-    result = dbtRunner().invoke(
-        ["run", "--select", model, "--project-dir", root, "--profiles-dir", root, "--quiet"]
-    )
-    if not result.success:
-        raise SystemExit(f"dbt run of {model} failed: {result.exception or result.result}")
-    return result.result.results[0].execution_time
+    """The model's execution time of one publish."""
+    return harness.dbt(Path(root), "run", "--select", model)[1]
 
 
 def insert_seconds(rows: int) -> float:
