@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.base import BaseRelation, available
-from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, SparkConfig
 
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.session import (
@@ -72,8 +73,21 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
         """dbt-spark's listing without session temp views: `show table extended in <schema>`
         also returns the session's temporary views (no schema), which an embedded session
-        keeps for the life of the process and which belong to no schema's catalog."""
-        relations = super().list_relations_without_caching(schema_relation)
+        keeps for the life of the process and which belong to no schema's catalog.
+
+        dbt-spark answers "no relations" when a table is dropped while the schema is
+        being listed; a run would then take an existing table for a missing one. Here
+        that listing is repeated instead (``listing.py``)."""
+        relations = list_relations_retrying_vanished(
+            lambda: self._build_spark_relation_list(
+                row_list=self.execute_macro(
+                    LIST_RELATIONS_MACRO_NAME, kwargs={"schema_relation": schema_relation}
+                ),
+                relation_info_func=self._get_relation_information,
+            ),
+            lambda: super(JammiAdapter, self).list_relations_without_caching(schema_relation),
+            str(schema_relation),
+        )
         return [relation for relation in relations if relation.schema]
 
     # --- definitions -------------------------------------------------------------

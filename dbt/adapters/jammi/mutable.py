@@ -301,12 +301,3 @@ def unscoped_tenant_reads(
                 unscoped.append(name)
                 break
     return unscoped
-
-
-def concurrent_commit_error(model_name: str, planned: str, current: Optional[str]) -> None:
-    raise MutableRunError(
-        f"mutable_table '{model_name}': another run committed a new version while this run "
-        f"was planning (planned from {planned}, the table now points at {current}). Nothing "
-        "was committed and the table keeps the other run's version; re-run to apply this "
-        "batch on top of it."
-    )

@@ -14,7 +14,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi import mutable, storage
+from dbt.adapters.jammi import commit_claim, leftovers, mutable, ownership, storage
 from dbt.adapters.jammi.validation import sql_string_literal
 
 logger = AdapterLogger("Jammi")
@@ -181,36 +181,139 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         columns = list(getattr(table, "column_names", []) or [])
         mutable.batch_error(model_name, kind, _rows(table), columns, detail)
 
-    @available
-    def mutable_concurrent_commit_error(
-        self, model_name: str, planned: str, current: Optional[str]
-    ) -> None:
-        mutable.concurrent_commit_error(model_name, planned, current)
-
     # --- all-or-nothing registration ----------------------------------------------
 
     @available
     def mutable_execute_all_or_nothing(
-        self,
-        statements: Sequence[str],
-        undo_statements: Sequence[str] = (),
-        undo_paths: Sequence[str] = (),
+        self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
     ) -> None:
-        """Run ``statements`` in order; if one fails, run every undo statement and remove
-        every undo path (best effort, each independently), then re-raise."""
+        """Run each step's ``sql`` in order. If one fails, undo only what this run did:
+        in reverse order, each *completed* step's ``undo_sql`` (so a ``CREATE TABLE``
+        that failed because the table exists never leads to dropping that table), and
+        each *started* step's ``undo_paths`` (directories named after this run, which a
+        failed write may have filled partly); then every ``cleanup`` statement (this
+        run's own relations), then re-raise. A step with ``creates`` names the relation
+        it creates: if another run created it first, the error says so."""
         execute = self.execute  # type: ignore[attr-defined]  # SQLAdapter.execute
+        started: list[Mapping[str, Any]] = []
         try:
-            for sql in statements:
-                execute(sql, fetch=True)
-        except BaseException:
-            for undo in undo_statements:
+            for step in steps:
+                started.append(step)
                 try:
-                    execute(undo)
-                except Exception as exc:  # noqa: BLE001 - keep undoing
-                    logger.warning(f"mutable_table: undo step failed: {exc}")
-            for path in undo_paths:
-                try:
-                    self.mutable_remove_path(path)
-                except Exception as exc:  # noqa: BLE001
-                    logger.warning(f"mutable_table: could not remove {path}: {exc}")
+                    execute(step["sql"], fetch=True)
+                except Exception as exc:
+                    # `create ... if not exists` racing another run's create of the same
+                    # relation (a shared registry) may still report that it exists
+                    if not (step.get("tolerate_exists") and commit_claim.already_exists(str(exc))):
+                        raise
+        except BaseException as exc:
+            failed = started[-1] if started else {}
+            for step in reversed(started):
+                undo_sql = step.get("undo_sql") if step is not failed else None
+                for undo in [undo_sql] if undo_sql else []:
+                    self._best_effort(lambda sql=undo: execute(sql))
+                for path in step.get("undo_paths") or ():
+                    self._best_effort(lambda p=path: self._remove_if_ours(p))
+            for sql in cleanup:
+                self._best_effort(lambda s=sql: execute(s))
+            created = failed.get("creates")
+            if created and commit_claim.already_exists(str(exc)):
+                raise mutable.MutableRunError(
+                    f"{created} was created by another run while this run was creating it "
+                    "(two first runs at once). Nothing of this run was written; re-run to "
+                    "apply this batch to the table the other run created."
+                ) from exc
             raise
+
+    @staticmethod
+    def _best_effort(action: Any) -> None:
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - keep undoing
+            logger.warning(f"mutable_table: undo step failed: {exc}")
+
+    def _remove_if_ours(self, path: str) -> None:
+        """Remove a version directory; a base directory only when empty (``path`` ending
+        in ``/`` means: the directory, if nothing is left in it)."""
+        if path.endswith("/"):
+            if self._has_local_filesystem():
+                storage.remove_if_empty(path.rstrip("/"))
+        else:
+            self.mutable_remove_path(path)
+
+    # --- commit protocol and leftovers (rewrite formats) ------------------------
+
+    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
+        _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
+        return _rows(table)
+
+    def _holder(self) -> ownership.Holder:
+        method = getattr(self.config.credentials, "method", "")
+        return ownership.this_holder(str(getattr(method, "value", method)))
+
+    @available
+    def mutable_holder_properties(self) -> dict[str, str]:
+        """Properties that stamp a run's staging table with its owner (``ownership``)."""
+        return ownership.holder_properties(self._holder(), commit_claim.now_ms())
+
+    @available
+    def mutable_commit_version(
+        self,
+        target_relation: Any,
+        planned_location: str,
+        new_location: str,
+        model_name: str,
+        cleanup: Sequence[str] = (),
+    ) -> None:
+        """The compare-and-swap commit of a written version (``commit_claim``). When it
+        does not commit, this run's version directory and ``cleanup`` (its own run
+        relations) are removed before the error is raised."""
+        try:
+            commit_claim.commit_version(
+                self._run_sql,
+                model_name=model_name,
+                schema=str(target_relation.schema),
+                identifier=str(target_relation.identifier),
+                planned_location=planned_location,
+                new_location=new_location,
+                holder=self._holder(),
+            )
+        except BaseException:
+            self._best_effort(lambda: self.mutable_remove_path(new_location))
+            for sql in cleanup:
+                self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
+            raise
+
+    @available
+    def mutable_drop_abandoned_leftovers(
+        self, target_relation: Any, current_location: Optional[str], run_id: str
+    ) -> list[str]:
+        """Drop staging tables whose runs are provably gone and claims the table has
+        passed (``leftovers``); returns what was dropped."""
+        schema, identifier = str(target_relation.schema), str(target_relation.identifier)
+        pattern = sql_string_literal(leftovers.leftover_pattern(identifier))
+        names = [
+            str(row[1])
+            for row in self._run_sql(f"show tables in {schema} like {pattern}")
+            if len(row) > 2 and not row[2]
+        ]
+        version = mutable.parse_version(current_location) if current_location else None
+        dropped = []
+        for name in leftovers.stale_claims(identifier, names, version):
+            self._run_sql(f"drop view if exists {schema}.{name}")
+            dropped.append(name)
+        now = commit_claim.now_ms()
+        for name in leftovers.foreign_staging(identifier, names, run_id):
+            try:
+                rows = self._run_sql(f"show tblproperties {schema}.{name}")
+            except Exception as exc:  # noqa: BLE001 - dropped by its owner meanwhile
+                if commit_claim.not_found(str(exc)):
+                    continue
+                raise
+            properties = {str(r[0]): str(r[1]) for r in rows if len(r) >= 2}
+            if ownership.abandoned(properties, now, leftovers.STAGING_MAX_AGE_MS):
+                self._run_sql(f"drop table if exists {schema}.{name}")
+                dropped.append(name)
+        for name in dropped:
+            logger.debug(f"mutable_table: dropped abandoned {schema}.{name}")
+        return dropped

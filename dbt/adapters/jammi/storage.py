@@ -47,3 +47,11 @@ def remove(path: str) -> bool:
 def exists(path: str) -> bool:
     fs, hpath = _fs_and_path(path)
     return bool(fs.exists(hpath))
+
+
+def remove_if_empty(path: str) -> bool:
+    """Remove a directory that holds nothing (a table's base after a failed first run)."""
+    fs, hpath = _fs_and_path(path)
+    if not fs.exists(hpath) or len(fs.listStatus(hpath)) > 0:
+        return False
+    return bool(fs.delete(hpath, False))

@@ -88,3 +88,10 @@ class MutableProjectBase:
 
 def properties(project, table: str) -> dict:
     return dict(rows(project, f"show tblproperties {project.test_schema}.{table}"))
+
+
+def leftovers(project, table: str) -> list[str]:
+    """Relations a run of ``table`` created beside it (staging tables, claims) that are
+    still in the schema."""
+    found = rows(project, f"show tables in {project.test_schema} like '{table}__jammi_*'")
+    return sorted(r[1] for r in found if not r[2])

@@ -19,18 +19,16 @@
 {%- endmacro %}
 
 
+{#-- Stamped with its owner, so that only a run that is provably gone has its staging
+     table removed by another run (adapter.mutable_drop_abandoned_leftovers). --#}
 {% macro get_create_staging_table_sql(staging_relation, select_relation) -%}
-  create table {{ staging_relation }} using parquet as select * from {{ select_relation }}
-{%- endmacro %}
-
-
-{#-- Staging tables that failed runs of this model left behind. --#}
-{% macro drop_stale_mutable_staging(target_relation) -%}
-  {%- set pattern = target_relation.identifier ~ '__jammi_changes_*' -%}
-  {%- set found = run_query('show tables in ' ~ target_relation.schema ~ ' like ' ~ adapter.sql_string(pattern)) -%}
-  {%- for row in found.rows if not row[2] -%}
-    {%- do run_query('drop table if exists ' ~ target_relation.schema ~ '.' ~ row[1]) -%}
-  {%- endfor -%}
+  create table {{ staging_relation }} using parquet
+  tblproperties (
+    {%- for key, value in adapter.mutable_holder_properties().items() %}
+    {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+  )
+  as select * from {{ select_relation }}
 {%- endmacro %}
 
 
@@ -119,6 +117,12 @@
   {%- set properties = {} -%}
   {%- for row in rows.rows -%}{%- do properties.update({row[0]: row[1]}) -%}{%- endfor -%}
   {{ return(properties) }}
+{%- endmacro %}
+
+
+{% macro fetch_table_location(relation) -%}
+  {%- set rows = run_query('describe table extended ' ~ relation) -%}
+  {{ return(adapter.mutable_location(rows)) }}
 {%- endmacro %}
 
 

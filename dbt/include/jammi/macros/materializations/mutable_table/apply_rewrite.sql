@@ -63,32 +63,23 @@
 {%- endmacro %}
 
 
-{% macro fetch_table_location(relation) -%}
-  {%- set rows = run_query('describe table extended ' ~ relation) -%}
-  {{ return(adapter.mutable_location(rows)) }}
-{%- endmacro %}
-
-
 {#-- Apply a change set to an existing parquet/orc table. `planned_location` is the
-     version the plan was made from (read before planning). --#}
-{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none) -%}
+     version the plan was made from (read before planning). The commit is a
+     compare-and-swap (adapter.mutable_commit_version, commit_claim.py): of two runs that
+     planned from the same version, at most one commits; the other fails with a clear
+     message. On any failure this run's version directory and `cleanup` (its own run
+     relations) are removed; the table keeps pointing at the version it had. --#}
+{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[]) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
-  {%- call statement('main') -%}
-    {{ get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at) }}
-  {%- endcall -%}
+  {%- set steps = [{'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
   {%- if fail_at == 'before_commit' -%}
-    {%- do run_query(mutable_failure_sql('before_commit')) -%}
+    {%- do steps.append({'sql': mutable_failure_sql('before_commit')}) -%}
   {%- endif -%}
+  {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
   {%- if fail_at == 'concurrent_commit' -%}
     {%- do simulate_concurrent_commit(target_relation, planned_location, file_format) -%}
   {%- endif -%}
-  {#-- optimistic check: the table must still point at the version we planned from --#}
-  {%- set current_location = fetch_table_location(target_relation) -%}
-  {%- if current_location != planned_location -%}
-    {%- do adapter.mutable_remove_path(location) -%}
-    {%- do adapter.mutable_concurrent_commit_error(model.name, planned_location, current_location) -%}
-  {%- endif -%}
-  {%- do run_query(get_commit_version_sql(target_relation, location)) -%}
+  {%- do adapter.mutable_commit_version(target_relation, planned_location, location, model.name, cleanup) -%}
   {{ return(location) }}
 {%- endmacro %}
 

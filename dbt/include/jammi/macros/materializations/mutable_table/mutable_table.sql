@@ -60,11 +60,12 @@
   {%- else -%}
     {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
          Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
-    {%- do drop_stale_mutable_staging(target_relation) -%}
+    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
     {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
     {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
   {%- endif -%}
   {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
+  {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
   {%- set counts = fetch_change_counts(change_set_relation) -%}
   {%- if counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
@@ -72,11 +73,11 @@
 
   {#-- 4. apply --#}
   {%- if state is none -%}
-    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at) -%}
+    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
   {%- elif counts.total > 0 and use_merge -%}
     {%- do apply_merge(definition, target_relation, change_set_relation, fail_at) -%}
   {%- elif counts.total > 0 -%}
-    {%- set committed_location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at) -%}
+    {%- set committed_location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup) -%}
   {%- endif -%}
 
   {#-- 5. finish: record the definition, clean up, docs, grants, hooks --#}
@@ -103,31 +104,32 @@
 
 
 {#-- First run (or permitted rebuild): create the storage table holding the first batch,
-     record the definition on it and register it -- all or nothing. --#}
-{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none) -%}
+     record the definition on it and register it -- all or nothing. The CREATE TABLE is
+     the claim on the name: if another run created the table first, this run fails
+     clearly and undoes only what it did itself (never the other run's table). --#}
+{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[]) -%}
   {%- set registry = mutable_registry_relation(target_relation) -%}
-  {%- do run_query(get_create_mutable_registry_sql(registry, file_format)) -%}
+  {%- do adapter.mutable_execute_all_or_nothing([{'sql': get_create_mutable_registry_sql(registry, file_format), 'tolerate_exists': true}]) -%}
   {%- set first_state_sql = get_next_state_sql(definition, none, change_set_relation) -%}
-  {%- set statements = [] -%}
-  {%- set undo_paths = [] -%}
+  {%- set steps = [] -%}
   {%- set location = none -%}
+  {%- set drop_table = 'drop table if exists ' ~ target_relation -%}
   {%- if adapter.uses_merge(file_format) -%}
-    {%- do statements.append(get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql)) -%}
-    {%- if fail_at in ('write', 'before_commit') -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
+    {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
+    {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- set zorder = get_zorder_sql(definition, target_relation) -%}
-    {%- if zorder | trim -%}{%- do statements.append(zorder) -%}{%- endif -%}
+    {%- if zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
   {%- else -%}
     {%- set location = adapter.mutable_first_location(fetch_schema_location(target_relation), target_relation.identifier, run_id) -%}
-    {%- do undo_paths.append(adapter.mutable_base_location(location)) -%}
-    {%- do statements.append(get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at)) -%}
-    {%- if fail_at == 'before_commit' -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
-    {%- do statements.append(get_create_storage_table_sql(definition, target_relation, file_format, location)) -%}
+    {#-- this run's version directory, then the table's base if that leaves it empty --#}
+    {%- set undo_paths = [location, adapter.mutable_base_location(location) ~ '/'] -%}
+    {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
+    {%- if fail_at == 'before_commit' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
+    {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
   {%- endif -%}
-  {%- if fail_at == 'register' -%}{%- do statements.append(mutable_failure_sql(fail_at)) -%}{%- endif -%}
-  {%- do statements.append(get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)) -%}
-  {%- set undo = ['drop table if exists ' ~ target_relation] -%}
-  {%- if change_set_relation.type == 'table' -%}{%- do undo.append('drop table if exists ' ~ change_set_relation) -%}{%- endif -%}
-  {%- do adapter.mutable_execute_all_or_nothing(statements, undo, undo_paths) -%}
+  {%- if fail_at == 'register' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
+  {%- do steps.append({'sql': get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)}) -%}
+  {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
   {%- if location -%}
     {%- do adapter.mutable_remove_stale_versions(location, false) -%}
   {%- endif -%}
@@ -155,12 +157,17 @@
 
 
 {#-- Drop what a run creates besides the table: temp views and the staging table. --#}
-{% macro drop_mutable_run_relations(relations) -%}
+{% macro get_drop_run_relations_sql(relations) -%}
+  {%- set statements = [] -%}
   {%- for relation in relations -%}
-    {%- if relation.type == 'table' -%}
-      {%- do run_query('drop table if exists ' ~ relation) -%}
-    {%- else -%}
-      {%- do run_query('drop view if exists ' ~ relation) -%}
-    {%- endif -%}
+    {%- do statements.append(('drop table if exists ' if relation.type == 'table' else 'drop view if exists ') ~ relation) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
+{%- endmacro %}
+
+
+{% macro drop_mutable_run_relations(relations) -%}
+  {%- for sql in get_drop_run_relations_sql(relations) -%}
+    {%- do run_query(sql) -%}
   {%- endfor -%}
 {%- endmacro %}
