@@ -7,6 +7,7 @@ Kept out of impl.py: JammiAdapter mixes this in. Every method delegates to
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
@@ -18,6 +19,10 @@ from dbt.adapters.jammi import commit_claim, leftovers, mutable, ownership, stor
 from dbt.adapters.jammi.validation import sql_string_literal
 
 logger = AdapterLogger("Jammi")
+
+# A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
+COMMIT_ATTEMPTS = 3
+RETRY_PAUSE_S = 0.5
 
 
 def _rows(table: Any) -> list[list[Any]]:
@@ -214,8 +219,7 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
                     self._best_effort(lambda sql=undo: execute(sql))
                 for path in step.get("undo_paths") or ():
                     self._best_effort(lambda p=path: self._remove_if_ours(p))
-            for sql in cleanup:
-                self._best_effort(lambda s=sql: execute(s))
+            self._run_cleanup(cleanup)
             created = failed.get("creates")
             if created and commit_claim.already_exists(str(exc)):
                 raise mutable.MutableRunError(
@@ -257,6 +261,10 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         return ownership.holder_properties(self._holder(), commit_claim.now_ms())
 
     @available
+    def mutable_commit_attempts(self) -> int:
+        return COMMIT_ATTEMPTS
+
+    @available
     def mutable_commit_version(
         self,
         target_relation: Any,
@@ -264,10 +272,14 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         new_location: str,
         model_name: str,
         cleanup: Sequence[str] = (),
-    ) -> None:
-        """The compare-and-swap commit of a written version (``commit_claim``). When it
-        does not commit, this run's version directory and ``cleanup`` (its own run
-        relations) are removed before the error is raised."""
+        last_attempt: bool = True,
+    ) -> bool:
+        """The compare-and-swap commit of a written version (``commit_claim``). True when
+        it committed. When it lost to a concurrent run, this run's version directory is
+        removed and, unless this was the last attempt, False is returned after a short
+        pause (the caller re-plans against the winner's version); on the last attempt, or
+        on any other failure, ``cleanup`` (this run's own relations) runs too and the
+        error is raised."""
         try:
             commit_claim.commit_version(
                 self._run_sql,
@@ -278,11 +290,23 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
                 new_location=new_location,
                 holder=self._holder(),
             )
+            return True
+        except commit_claim.CommitConflict as exc:
+            self._best_effort(lambda: self.mutable_remove_path(new_location))
+            if not last_attempt:
+                logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
+                time.sleep(RETRY_PAUSE_S)
+                return False
+            self._run_cleanup(cleanup)
+            raise
         except BaseException:
             self._best_effort(lambda: self.mutable_remove_path(new_location))
-            for sql in cleanup:
-                self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
+            self._run_cleanup(cleanup)
             raise
+
+    def _run_cleanup(self, cleanup: Sequence[str]) -> None:
+        for sql in cleanup:
+            self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
 
     @available
     def mutable_drop_abandoned_leftovers(

@@ -68,8 +68,10 @@
      compare-and-swap (adapter.mutable_commit_version, commit_claim.py): of two runs that
      planned from the same version, at most one commits; the other fails with a clear
      message. On any failure this run's version directory and `cleanup` (its own run
-     relations) are removed; the table keeps pointing at the version it had. --#}
-{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[]) -%}
+     relations) are removed; the table keeps pointing at the version it had. Returns the
+     committed location, or none when the commit lost to a concurrent run and
+     `last_attempt` is false (the caller re-plans; nothing was committed). --#}
+{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
   {%- set steps = [{'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
   {%- if fail_at == 'before_commit' -%}
@@ -79,8 +81,8 @@
   {%- if fail_at == 'concurrent_commit' -%}
     {%- do simulate_concurrent_commit(target_relation, planned_location, file_format) -%}
   {%- endif -%}
-  {%- do adapter.mutable_commit_version(target_relation, planned_location, location, model.name, cleanup) -%}
-  {{ return(location) }}
+  {%- set committed = adapter.mutable_commit_version(target_relation, planned_location, location, model.name, cleanup, last_attempt) -%}
+  {{ return(location if committed else none) }}
 {%- endmacro %}
 
 

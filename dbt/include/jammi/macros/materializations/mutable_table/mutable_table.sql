@@ -48,37 +48,22 @@
   {%- if new_columns -%}
     {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
   {%- endif -%}
-  {%- set plan_target = target_relation if state is not none else none -%}
-  {%- set use_merge = adapter.uses_merge(file_format) -%}
-
-  {#-- 3. plan: one change set (insert / update / delete per storage key) --#}
-  {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
-  {%- if use_merge -%}
-    {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
-    {%- set change_set_relation = change_set_view -%}
-  {%- else -%}
-    {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
-         Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
-    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
-    {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
-    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
-  {%- endif -%}
-  {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
-  {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
-  {%- set counts = fetch_change_counts(change_set_relation) -%}
-  {%- if counts.total > 0 -%}
-    {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
-  {%- endif -%}
-
-  {#-- 4. apply --#}
-  {%- if state is none -%}
-    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
-  {%- elif counts.total > 0 and use_merge -%}
-    {%- do apply_merge(definition, target_relation, change_set_relation, fail_at) -%}
-  {%- elif counts.total > 0 -%}
-    {%- set committed_location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup) -%}
-  {%- endif -%}
+  {#-- 3-4. plan (one change set) and apply it; a parquet/orc run whose commit loses to a
+       concurrent run re-plans against the winner's version, a bounded number of times --#}
+  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
+  {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
+  {%- for attempt in range(attempts) -%}
+    {%- if not ns.outcome.committed -%}
+      {%- if attempt > 0 -%}
+        {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
+      {%- endif -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set state = ns.state -%}
+  {%- set counts = ns.outcome.counts -%}
+  {%- set run_relations = ns.outcome.run_relations -%}
+  {%- set committed_location = ns.outcome.location -%}
 
   {#-- 5. finish: record the definition, clean up, docs, grants, hooks --#}
   {%- if state is not none -%}
@@ -92,6 +77,45 @@
   {{ return({'relations': [target_relation]}) }}
 
 {% endmaterialization %}
+
+
+{#-- Plan the batch against `state` (none: first run) and apply it. Returns whether it
+     committed (false only when a rewrite commit lost to a concurrent run and
+     `last_attempt` is false: the caller re-plans), the counts, the run's relations and
+     the committed version directory (rewrite formats). --#}
+{% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt) -%}
+  {%- set plan_target = target_relation if state is not none else none -%}
+  {%- set use_merge = adapter.uses_merge(file_format) -%}
+  {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
+  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
+  {%- if use_merge -%}
+    {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
+    {%- set change_set_relation = change_set_view -%}
+  {%- else -%}
+    {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
+         Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
+    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
+    {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
+    {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
+    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
+  {%- endif -%}
+  {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
+  {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
+  {%- set counts = fetch_change_counts(change_set_relation) -%}
+  {%- if counts.total > 0 -%}
+    {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
+  {%- endif -%}
+  {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
+  {%- if state is none -%}
+    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
+  {%- elif counts.total > 0 and use_merge -%}
+    {%- do apply_merge(definition, target_relation, change_set_relation, fail_at) -%}
+  {%- elif counts.total > 0 -%}
+    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
+    {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
+  {%- endif -%}
+  {{ return(outcome) }}
+{%- endmacro %}
 
 
 {% macro fetch_change_counts(change_set_relation) -%}
