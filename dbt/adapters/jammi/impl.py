@@ -20,10 +20,13 @@ from dbt.adapters.jammi.session import (
     remember_capabilities,
 )
 from dbt.adapters.jammi.topic import TopicAdapterMixin
+from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
+from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
 from dbt.adapters.jammi.validation import (
     quote_identifier,
     require_sql_predicate,
     sql_string_literal,
+    validate_registry_schema,
     validate_tenant_value,
 )
 
@@ -61,7 +64,14 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin, SparkAdapter):
+class JammiAdapter(
+    MutableTableAdapterMixin,
+    Scd2AdapterMixin,
+    TopicAdapterMixin,
+    TopicRegistrationAdapterMixin,
+    TopicStagingAdapterMixin,
+    SparkAdapter,
+):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
 
@@ -83,6 +93,7 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Validate a mutable_table model and return its definition as a dict."""
+        validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         return definition.to_dict()
 
@@ -91,6 +102,11 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         return TopicDefinition.from_config(model_name, _schema_pairs(columns), config).to_dict()
+
+    @available
+    def validate_registry_schema(self, value: Any, model_name: str) -> Optional[str]:
+        """Config registry_schema, validated (None: the model's schema)."""
+        return validate_registry_schema(value, f"model '{model_name}'")
 
     # --- tenant scope ------------------------------------------------------------
 
