@@ -47,3 +47,18 @@ def remove(path: str) -> bool:
 def exists(path: str) -> bool:
     fs, hpath = _fs_and_path(path)
     return bool(fs.exists(hpath))
+
+
+def partition_locations(schema: str, table: str) -> list[str]:
+    """Locations of every partition of a table, from the session's catalog."""
+    spark = _session()
+    if spark is None:  # pragma: no cover
+        raise RuntimeError("no Spark session in this process")
+    jvm = spark._jvm
+    catalog = spark._jsparkSession.sharedState().externalCatalog()
+    partitions = catalog.listPartitions(schema.lower(), table.lower(), jvm.scala.Option.empty())
+    iterator = partitions.iterator()
+    locations = []
+    while iterator.hasNext():
+        locations.append(str(iterator.next().location().toString()))
+    return locations
