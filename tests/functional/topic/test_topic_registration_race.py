@@ -102,25 +102,39 @@ ORDERS_A_SQL = CDC_ORDERS_SQL
 ORDERS_B_SQL = CDC_ORDERS_SQL.replace("select order_id", "select order_id + 100 as order_id")
 
 
+OTHER_TOPIC_SQL = "{{ config(materialized='topic', topic_name='cdc.other') }} select 1 as id"
+
+
 class TestTopicNameRace(TopicProject):
     """Two models that claim one topic_name, built at the same time (--threads 2): both
-    have found the name free before either registers."""
+    have found the name free before either registers. Here the registry does not exist
+    yet either, so both also create it at once."""
 
     @pytest.fixture(scope="class")
     def models(self):
-        return {"orders_a.sql": ORDERS_A_SQL, "orders_b.sql": ORDERS_B_SQL}
+        return {
+            "orders_a.sql": ORDERS_A_SQL,
+            "orders_b.sql": ORDERS_B_SQL,
+            "other_topic.sql": OTHER_TOPIC_SQL,
+        }
+
+    def prepare(self):
+        pass
 
     def test_one_model_gets_the_name(self, project, monkeypatch):
         schema = project.test_schema
+        self.prepare()
         original_resolve = JammiAdapter.resolve_file_format
-        barrier = threading.Barrier(2, timeout=120)
+        barrier = threading.Barrier(2, timeout=60)
 
         def resolve_file_format(self, requested, model_name):
             barrier.wait()  # both models have looked at the registry
             return original_resolve(self, requested, model_name)
 
         monkeypatch.setattr(JammiAdapter, "resolve_file_format", resolve_file_format)
-        results = run_dbt(["run", "--threads", "2"], expect_pass=False)
+        results = run_dbt(
+            ["run", "--threads", "2", "--select", "orders_a", "orders_b"], expect_pass=False
+        )
         monkeypatch.undo()
 
         statuses = sorted(str(r.status) for r in results)
@@ -129,7 +143,15 @@ class TestTopicNameRace(TopicProject):
         assert "topic_name 'cdc.orders' is already used by model" in loser.message
         assert "Fix: set a different topic_name" in loser.message
         _, _, backing = registration(schema)  # exactly one registry row for the name
-        assert topic_tables(schema) == [backing]
+        assert backing in topic_tables(schema)
+        assert len(topic_tables(schema)) == len(rows(f"SELECT * FROM {schema}.topics"))
+
+
+class TestTopicNameRaceRegistryExists(TestTopicNameRace):
+    """The same race on a registry that already lists another topic."""
+
+    def prepare(self):
+        run_dbt(["run", "--select", "other_topic"])
 
 
 class TestTopicViewKept(TopicProject):
