@@ -8,6 +8,7 @@ import os
 import jinja2
 import pytest
 
+from dbt.adapters.jammi.definition import TopicDefinition
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.validation import validate_registry_schema
 
@@ -89,3 +90,11 @@ def render_registry(registry_schema):
     except Returned as returned:
         return returned.args[0]
     raise AssertionError("mutable_registry_relation returned nothing")
+
+
+def test_topic_definition_refuses_a_spliced_registry_schema():
+    columns = [("order_id", "int"), ("op", "string")]
+    with pytest.raises(JammiValidationError) as error:
+        TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "x.y --"})
+    assert "topic 'cdc_orders': registry_schema 'x.y --'" in str(error.value)
+    assert TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "shared"})

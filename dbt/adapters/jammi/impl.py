@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 
 from dbt.adapters.jammi.connections import JammiConnectionManager
@@ -31,6 +32,8 @@ from dbt.adapters.jammi.validation import (
 )
 
 MERGE_FORMATS = ("delta", "iceberg", "hudi")
+
+logger = AdapterLogger("Jammi")
 
 
 @dataclass
@@ -101,7 +104,14 @@ class JammiAdapter(
     def topic_definition(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
-        return TopicDefinition.from_config(model_name, _schema_pairs(columns), config).to_dict()
+        definition = TopicDefinition.from_config(model_name, _schema_pairs(columns), config)
+        if config.get("registry_schema"):
+            logger.warning(
+                f"topic '{model_name}': registry_schema applies to mutable_table registries; "
+                "the topics registry stays in the topic's schema, where consumers find it. "
+                "Set registry_schema on the mutable_table models only to silence this."
+            )
+        return definition.to_dict()
 
     @available
     def validate_registry_schema(self, value: Any, model_name: str) -> Optional[str]:

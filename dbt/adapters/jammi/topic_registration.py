@@ -44,7 +44,12 @@ _ALREADY_EXISTS = (
     "already exist",
 )
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "not found")
-_NOT_PARTITIONED = ("NOT_A_PARTITIONED_TABLE", "not partitioned", "non-partitioned")
+_NOT_PARTITIONED = (
+    "NOT_A_PARTITIONED_TABLE",
+    "not partitioned",
+    "non-partitioned",
+    "partition metadata is not stored",
+)
 
 
 class TopicRegistrationError(JammiValidationError):
