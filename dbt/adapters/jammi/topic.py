@@ -150,7 +150,9 @@ def claim_offset(
     """Commit one staged publish; return the offset it got.
 
     ``staging_location`` is the staged directory (parquet) or stage table (delta);
-    ``run_sql`` executes one statement and returns its rows, raising on failure."""
+    ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
+    staged more than 12 h ago is refused (``topic_staging.check_claimable``): cleanup
+    may remove it, so it must never be committed."""
     last_error = ""
     for attempt in range(max_attempts):
         check_claimable(staging_location, int(time.time()), f"topic table {backing}")
