@@ -8,6 +8,7 @@ import re
 
 import jinja2
 
+from dbt.adapters.jammi.topic_registration import view_fingerprint
 from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
 
 MACROS = os.path.join(
@@ -26,6 +27,7 @@ MACROS = os.path.join(
 class Adapter:
     sql_string = staticmethod(sql_string_literal)
     quote_column = staticmethod(quote_identifier)
+    topic_view_fingerprint = staticmethod(view_fingerprint)
 
 
 def registry_macros():

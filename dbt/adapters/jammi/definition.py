@@ -26,6 +26,7 @@ from dbt.adapters.jammi.validation import (
     require_sql_predicate,
     validate_column_name,
     validate_column_type,
+    validate_registry_schema,
     validate_table_id,
     validate_topic_name,
 )
@@ -531,6 +532,7 @@ class TopicDefinition:
         retention_ms = config.get("retention_ms")
         if retention_ms is not None:
             require_positive_int(retention_ms, "retention_ms", subject)
+        validate_registry_schema(config.get("registry_schema"), subject)
         return cls(
             name=name,
             columns=tuple(columns),

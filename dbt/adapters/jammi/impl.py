@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.base import BaseRelation, available
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, SparkConfig
 
 from dbt.adapters.jammi.connections import JammiConnectionManager
@@ -21,14 +22,19 @@ from dbt.adapters.jammi.session import (
     remember_capabilities,
 )
 from dbt.adapters.jammi.topic import TopicAdapterMixin
+from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
+from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
 from dbt.adapters.jammi.validation import (
     quote_identifier,
     require_sql_predicate,
     sql_string_literal,
+    validate_registry_schema,
     validate_tenant_value,
 )
 
 MERGE_FORMATS = ("delta", "iceberg", "hudi")
+
+logger = AdapterLogger("Jammi")
 
 
 @dataclass
@@ -62,7 +68,14 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin, SparkAdapter):
+class JammiAdapter(
+    MutableTableAdapterMixin,
+    Scd2AdapterMixin,
+    TopicAdapterMixin,
+    TopicRegistrationAdapterMixin,
+    TopicStagingAdapterMixin,
+    SparkAdapter,
+):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
 
@@ -97,6 +110,7 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Validate a mutable_table model and return its definition as a dict."""
+        validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         return definition.to_dict()
 
@@ -104,7 +118,19 @@ class JammiAdapter(MutableTableAdapterMixin, Scd2AdapterMixin, TopicAdapterMixin
     def topic_definition(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
-        return TopicDefinition.from_config(model_name, _schema_pairs(columns), config).to_dict()
+        definition = TopicDefinition.from_config(model_name, _schema_pairs(columns), config)
+        if config.get("registry_schema"):
+            logger.warning(
+                f"topic '{model_name}': registry_schema applies to mutable_table registries; "
+                "the topics registry stays in the topic's schema, where consumers find it. "
+                "Set registry_schema on the mutable_table models only to silence this."
+            )
+        return definition.to_dict()
+
+    @available
+    def validate_registry_schema(self, value: Any, model_name: str) -> Optional[str]:
+        """Config registry_schema, validated (None: the model's schema)."""
+        return validate_registry_schema(value, f"model '{model_name}'")
 
     # --- tenant scope ------------------------------------------------------------
 

@@ -55,3 +55,18 @@ def remove_if_empty(path: str) -> bool:
     if not fs.exists(hpath) or len(fs.listStatus(hpath)) > 0:
         return False
     return bool(fs.delete(hpath, False))
+
+
+def partition_locations(schema: str, table: str) -> list[str]:
+    """Locations of every partition of a table, from the session's catalog."""
+    spark = _session()
+    if spark is None:  # pragma: no cover
+        raise RuntimeError("no Spark session in this process")
+    jvm = spark._jvm
+    catalog = spark._jsparkSession.sharedState().externalCatalog()
+    partitions = catalog.listPartitions(schema.lower(), table.lower(), jvm.scala.Option.empty())
+    iterator = partitions.iterator()
+    locations = []
+    while iterator.hasNext():
+        locations.append(str(iterator.next().location().toString()))
+    return locations

@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -32,6 +31,11 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.topic_staging import (
+    check_claimable,
+    publish_id,
+    stale_stage_tables,
+)
 from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
 
 ENGINE_COLUMNS = ("_offset", "_row_idx", "_produced_at")
@@ -146,9 +150,12 @@ def claim_offset(
     """Commit one staged publish; return the offset it got.
 
     ``staging_location`` is the staged directory (parquet) or stage table (delta);
-    ``run_sql`` executes one statement and returns its rows, raising on failure."""
+    ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
+    staged more than 12 h ago is refused (``topic_staging.check_claimable``): cleanup
+    may remove it, so it must never be committed."""
     last_error = ""
     for attempt in range(max_attempts):
+        check_claimable(staging_location, int(time.time()), f"topic table {backing}")
         if file_format == "delta":
             try:
                 run_sql(delta_publish_sql(backing, staging_location, columns))
@@ -175,32 +182,6 @@ def claim_offset(
         f"kept winning (last error: {last_error.splitlines()[0] if last_error else '?'})",
         "retry the run; nothing was published",
     )
-
-
-# --- staging -------------------------------------------------------------------
-
-STAGE_MAX_AGE_S = 24 * 3600
-
-
-def publish_id(now_s: Optional[int] = None) -> str:
-    """``<epoch seconds>_<random>``: unique per publish, and its age is readable."""
-    seconds = int(time.time()) if now_s is None else now_s
-    return f"{seconds}_{uuid.uuid4().hex[:12]}"
-
-
-def stale_stage_tables(
-    names: Iterable[str], prefix: str, now_s: int, max_age_s: int = STAGE_MAX_AGE_S
-) -> list[str]:
-    """Stage tables (``<prefix><epoch seconds>_<random>``) left by publishes that failed
-    more than ``max_age_s`` ago; younger ones may belong to a publish in flight."""
-    stale = []
-    for name in names:
-        if not name.startswith(prefix):
-            continue
-        seconds = name[len(prefix) :].split("_", 1)[0]
-        if seconds.isdigit() and now_s - int(seconds) > max_age_s:
-            stale.append(name)
-    return stale
 
 
 # --- retention -----------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Optional
 
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.types import CLOSED_TYPES, map_spark_type
@@ -13,6 +13,7 @@ TENANT_COLUMN = "tenant_id"
 
 _TABLE_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _COLUMN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_SCHEMA = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOPIC_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 _MAX_IDENTIFIER = 128
 
@@ -49,6 +50,24 @@ def validate_topic_name(name: Any, subject: str) -> str:
             "set topic_name like 'cdc.orders'",
         )
     return name
+
+
+def validate_registry_schema(value: Any, subject: str) -> Optional[str]:
+    """Config ``registry_schema``: where a registry table lives. It is spliced into SQL as
+    a schema name, so it must be a plain identifier; unset (None or '') means the
+    model's schema."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > _MAX_IDENTIFIER or not _SCHEMA.match(value):
+        raise JammiValidationError(
+            subject,
+            f"registry_schema {value!r} is not a schema name: schema names are letters, "
+            "digits and '_' (not starting with a digit), without dots, quotes, spaces or "
+            "comments",
+            "set registry_schema to a plain schema name such as 'analytics', or remove it "
+            "to keep the registry in the model's schema",
+        )
+    return value
 
 
 def validate_column_name(name: Any, subject: str) -> str:

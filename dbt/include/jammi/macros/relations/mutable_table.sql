@@ -34,7 +34,7 @@
 
 {#-- The registry: in the model's schema unless config registry_schema says otherwise. --#}
 {% macro mutable_registry_relation(target_relation) -%}
-  {%- set schema = config.get('registry_schema') or target_relation.schema -%}
+  {%- set schema = adapter.validate_registry_schema(config.get('registry_schema'), model.name) or target_relation.schema -%}
   {{ return(target_relation.incorporate(path={'schema': schema, 'identifier': 'mutable_tables'}, type='table')) }}
 {%- endmacro %}
 

@@ -1,7 +1,7 @@
 {#-- The `topic` materialization (SPEC section 5): every run publishes the model's output
      as one batch under the next offset of an append-only, replayable log.
 
-     Phases: setup -> register (registry row, backing table, view named after the model)
+     Phases: setup -> register (backing table, registry claim, view named after the model)
      -> stage the batch where readers cannot see it -> retention -> post-hooks (they can
      still veto the publish) -> commit (claim the offset; the only step readers see). --#}
 {% materialization topic, adapter='jammi' %}
@@ -15,7 +15,8 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {#-- register: find this model's topic, or create it (backing table, then registry row) --#}
+  {#-- register: find this model's topic, or claim its name (backing table, then registry partition);
+       create the view only when it is missing or wrong --#}
   {%- set topic = apply_topic_registration(target_relation, definition) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
 

@@ -3,7 +3,9 @@
 {#-- Where the batch is staged. parquet: a fresh directory under the backing table's
      `_staging/` folder (hidden from readers: partitions are read from the metastore and
      `_` folders are never listed); it becomes partition `_offset=N` when claimed.
-     delta: a managed parquet table, dropped after the commit. --#}
+     delta: a managed parquet table, dropped after the commit. Either way, what failed
+     publishes left there more than a day ago is removed first (see topic_staging.py
+     for why that is provably abandoned). --#}
 {% macro topic_staging_target(backing, topic) -%}
   {%- set publish_id = adapter.topic_publish_id() -%}
   {%- if topic.file_format == 'delta' -%}
@@ -12,6 +14,10 @@
                'target': backing.schema ~ '.' ~ backing.identifier ~ '__stage_' ~ publish_id}) }}
   {%- endif -%}
   {%- set location = fetch_topic_table_location(backing) -%}
+  {%- set removed = adapter.topic_remove_stale_staging(backing, location) -%}
+  {%- if removed -%}
+    {{ log("topic " ~ topic.name ~ ": removed " ~ removed | length ~ " abandoned staged batch(es)") }}
+  {%- endif -%}
   {{ return({'kind': 'directory', 'publish_id': publish_id,
              'target': location ~ '/_staging/' ~ publish_id}) }}
 {%- endmacro %}
@@ -27,7 +33,7 @@
 
 
 {#-- Stage tables of delta publishes that failed more than a day ago (younger ones may
-     belong to a concurrent publish still in flight). --#}
+     belong to a concurrent publish still in flight; older ones can no longer be claimed). --#}
 {% macro apply_topic_stage_cleanup(backing) -%}
   {%- set prefix = backing.identifier ~ '__stage_' -%}
   {%- set rows = run_query("show tables in " ~ backing.schema ~ " like " ~ adapter.sql_string(prefix ~ '*')) -%}

@@ -6,6 +6,8 @@
 {%- endmacro %}
 
 
+{#-- Partitioned by name: registering a topic is attaching its one-row partition, which the
+     metastore refuses to do twice (see apply_topic_first_registration). --#}
 {% macro get_create_topic_registry_sql(registry) -%}
   create table if not exists {{ registry }} (
     topic_id string,
@@ -18,6 +20,7 @@
     retention_ms bigint,
     created_at bigint
   ) using parquet
+  partitioned by (name)
   comment 'dbt-jammi topics registry: one row per topic; created_at is UTC microseconds'
 {%- endmacro %}
 
@@ -28,10 +31,14 @@
   {%- if not topic_table_exists(registry) -%}
     {{ return(none) }}
   {%- endif -%}
+  {{ return(fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(relation.identifier))) }}
+{%- endmacro %}
+
+
+{% macro fetch_topic_registry_row(registry, condition) -%}
   {%- set rows = run_query(
       "select topic_id, name, backing_table, schema_json, file_format, relation_name "
-      ~ "from " ~ registry ~ " where relation_name = " ~ adapter.sql_string(relation.identifier)
-      ~ " order by created_at limit 1") -%}
+      ~ "from " ~ registry ~ " where " ~ condition ~ " order by created_at limit 1") -%}
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
@@ -90,61 +97,115 @@
 {%- endmacro %}
 
 
-{% macro get_create_topic_view_sql(relation, backing, topic) -%}
-  create or replace view {{ relation }}
-  comment {{ adapter.sql_string('dbt-jammi topic ' ~ topic.name ~ ' over ' ~ topic.backing_table) }}
-  as select _offset, _row_idx, _produced_at,
+{% macro get_topic_view_select_sql(backing, topic) -%}
+  select _offset, _row_idx, _produced_at,
     {%- for column in topic.columns %} {{ adapter.quote_column(column[0]) }},{% endfor %} tenant_id
   from {{ backing }}
 {%- endmacro %}
 
 
-{% macro get_insert_topic_registration_sql(registry, topic, relation) -%}
-  insert into {{ registry }} values (
-    {{ adapter.sql_string(topic.topic_id) }},
-    {{ adapter.sql_string(topic.name) }},
-    {{ adapter.sql_string(topic.backing_table) }},
-    {{ adapter.sql_string(relation.identifier) }},
-    {{ adapter.sql_string(tojson(topic.columns)) }},
-    {{ adapter.sql_string(topic.file_format) }},
-    {{ topic.retention_offsets if topic.retention_offsets is not none else 'null' }},
-    {{ topic.retention_ms if topic.retention_ms is not none else 'null' }},
-    {{ adapter.topic_now_micros() }}
-  )
+{#-- The view carries a fingerprint of what it selects, so a run can tell whether the
+     view is already right without re-creating it. --#}
+{% macro get_create_topic_view_sql(relation, backing, topic, replace=true) -%}
+  {%- set select_sql = get_topic_view_select_sql(backing, topic) -%}
+  create {{ 'or replace ' if replace }}view {{ relation }}
+  comment {{ adapter.sql_string('dbt-jammi topic ' ~ topic.name ~ ' over ' ~ topic.backing_table) }}
+  tblproperties ('jammi.view_fingerprint' = {{ adapter.sql_string(adapter.topic_view_fingerprint(select_sql)) }})
+  as {{ select_sql }}
 {%- endmacro %}
 
 
-{#-- Find the model's topic or create it. The registry row is written last: a run that
-     fails earlier leaves at most an unregistered backing table, which no reader uses. --#}
-{% macro apply_topic_registration(relation, definition) -%}
-  {%- set registry = topic_registry_relation(relation) -%}
-  {% do run_query(get_create_topic_registry_sql(registry)) %}
-  {%- set topic = fetch_topic_registration(relation) -%}
-  {%- if topic is none -%}
-    {%- set owner = fetch_topic_name_owner(registry, definition.name) -%}
-    {%- if owner is not none -%}
-      {% do exceptions.raise_compiler_error(
-          "topic '" ~ model.name ~ "': topic_name '" ~ definition.name ~ "' is already used by model '"
-          ~ owner ~ "' in schema " ~ relation.schema ~ "\n  Fix: set a different topic_name") %}
-    {%- endif -%}
-    {%- set topic = {
-        'topic_id': definition.topic_id, 'name': definition.name,
-        'backing_table': definition.backing_table, 'columns': definition.columns,
-        'file_format': adapter.resolve_file_format(config.get('file_format'), model.name),
-        'retention_offsets': definition.retention_offsets,
-        'retention_ms': definition.retention_ms} -%}
-    {%- set backing = topic_backing_relation(relation, topic) -%}
-    {% do run_query(get_create_topic_backing_sql(backing, topic)) %}
-    {% do run_query(get_insert_topic_registration_sql(registry, topic, relation)) %}
-  {%- else -%}
-    {% do topic_check_unchanged(topic, definition) %}
-  {%- endif -%}
+{#-- Create the view named after the model only when it is missing or wrong: concurrent
+     publishes of a registered topic leave it alone. --#}
+{% macro apply_topic_view(relation, topic) -%}
   {%- set old_relation = adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
   {%- if old_relation is not none and old_relation.type != 'view' -%}
     {% do adapter.drop_relation(old_relation) %}
   {%- endif -%}
-  {% do run_query(get_create_topic_view_sql(relation, topic_backing_relation(relation, topic), topic)) %}
+  {%- set backing = topic_backing_relation(relation, topic) -%}
+  {%- set outcome = adapter.topic_apply_view(
+      relation,
+      get_create_topic_view_sql(relation, backing, topic, replace=false),
+      get_create_topic_view_sql(relation, backing, topic, replace=true),
+      adapter.topic_view_fingerprint(get_topic_view_select_sql(backing, topic)),
+      model.name) -%}
+  {%- if outcome != 'kept' -%}
+    {{ log("topic " ~ topic.name ~ ": view " ~ relation ~ " " ~ outcome) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- The registry row without its partition column (name), staged for the claim. --#}
+{% macro get_stage_topic_registration_sql(staged_location, topic, relation) -%}
+  insert overwrite directory {{ adapter.sql_string(staged_location) }} using parquet
+  select
+    {{ adapter.sql_string(topic.topic_id) }} as topic_id,
+    {{ adapter.sql_string(topic.backing_table) }} as backing_table,
+    {{ adapter.sql_string(relation.identifier) }} as relation_name,
+    {{ adapter.sql_string(tojson(topic.columns)) }} as schema_json,
+    {{ adapter.sql_string(topic.file_format) }} as file_format,
+    cast({{ topic.retention_offsets if topic.retention_offsets is not none else 'null' }} as bigint) as retention_offsets,
+    cast({{ topic.retention_ms if topic.retention_ms is not none else 'null' }} as bigint) as retention_ms,
+    cast({{ adapter.topic_now_micros() }} as bigint) as created_at
+{%- endmacro %}
+
+
+{#-- Find the model's topic or register it; then make sure the view is right. --#}
+{% macro apply_topic_registration(relation, definition) -%}
+  {%- set registry = topic_registry_relation(relation) -%}
+  {% do adapter.topic_create_if_absent(get_create_topic_registry_sql(registry)) %}
+  {%- set topic = fetch_topic_registration(relation) -%}
+  {%- if topic is none -%}
+    {%- set topic = apply_topic_first_registration(relation, registry, definition) -%}
+  {%- endif -%}
+  {% do topic_check_unchanged(topic, definition) %}
+  {% do apply_topic_view(relation, topic) %}
   {{ return(topic) }}
+{%- endmacro %}
+
+
+{#-- First publish: race-free, one backing table per topic name whatever the timing.
+     1. create this run's own backing table (a fresh uuid: nobody else uses the name);
+     2. stage the registry row in a fresh directory under the registry's `_staging/`;
+     3. claim: attach it as partition (name=...) -- the metastore admits one per name.
+     The winner's topic is registered, with its backing table already there. A loser
+     drops its own (empty, never registered) backing table and adopts the winner's
+     registration, so it publishes into the winner's table. A run killed before the
+     claim leaves an unregistered empty table and a staged row no reader sees. --#}
+{% macro apply_topic_first_registration(relation, registry, definition) -%}
+  {%- set owner = fetch_topic_name_owner(registry, definition.name) -%}
+  {%- if owner is not none -%}
+    {% do topic_raise_name_taken(definition.name, owner, relation) %}
+  {%- endif -%}
+  {%- set candidate = {
+      'topic_id': definition.topic_id, 'name': definition.name,
+      'backing_table': definition.backing_table, 'columns': definition.columns,
+      'file_format': adapter.resolve_file_format(config.get('file_format'), model.name),
+      'retention_offsets': definition.retention_offsets,
+      'retention_ms': definition.retention_ms, 'relation_name': relation.identifier} -%}
+  {%- set backing = topic_backing_relation(relation, candidate) -%}
+  {% do run_query(get_create_topic_backing_sql(backing, candidate)) %}
+  {%- set staged = fetch_topic_table_location(registry) ~ '/_staging/' ~ adapter.topic_publish_id() -%}
+  {% do run_query(get_stage_topic_registration_sql(staged, candidate, relation)) %}
+  {%- if adapter.topic_claim_registration(registry, candidate.name, staged, model.name) -%}
+    {{ return(candidate) }}
+  {%- endif -%}
+  {% do run_query("drop table if exists " ~ backing) %}
+  {% do adapter.topic_discard_staging(staged) %}
+  {%- set winner = fetch_topic_registry_row(registry, "name = " ~ adapter.sql_string(candidate.name)) -%}
+  {%- if winner.relation_name != relation.identifier -%}
+    {% do topic_raise_name_taken(candidate.name, winner.relation_name, relation) %}
+  {%- endif -%}
+  {{ log("topic " ~ candidate.name ~ ": registered concurrently by another run; publishing to "
+         ~ winner.backing_table) }}
+  {{ return(winner) }}
+{%- endmacro %}
+
+
+{% macro topic_raise_name_taken(name, owner, relation) -%}
+  {% do exceptions.raise_compiler_error(
+      "topic '" ~ model.name ~ "': topic_name '" ~ name ~ "' is already used by model '"
+      ~ owner ~ "' in schema " ~ relation.schema ~ "\n  Fix: set a different topic_name") %}
 {%- endmacro %}
 
 
