@@ -8,6 +8,7 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.jammi import mutable
 from tests.conftest import test_file_format
 
 FILE_FORMATS = [
@@ -88,3 +89,13 @@ class MutableProjectBase:
 
 def properties(project, table: str) -> dict:
     return dict(rows(project, f"show tblproperties {project.test_schema}.{table}"))
+
+
+def stored_definition(project, table: str) -> dict | None:
+    """The definition recorded in the table's properties (hex-encoded JSON)."""
+    return mutable.stored_definition(properties(project, table))
+
+
+def session_views(project) -> list[str]:
+    """Views the session holds in the test schema, session temp views included."""
+    return [r[1] for r in rows(project, f"show views in {project.test_schema}")]
