@@ -144,7 +144,7 @@
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
   {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}
   {%- set definition = adapter.mutable_stored_definition(properties) -%}
-  {%- set property_stale = definition is none and properties.get('jammi.definition') -%}
+  {%- set property_stale = definition is none and properties.get('jammi.definition') is not none -%}
   {%- if property_stale -%}
     {#-- written before the hex encoding and redacted by Spark: the registry has it,
          and the run rewrites the property --#}
