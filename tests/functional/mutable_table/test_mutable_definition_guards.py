@@ -145,12 +145,17 @@ class TestMutableDefinitionGuards(MutableProjectBase):
         assert table_rows(project, "shared", "id, label, tenant_id") == [(1, "x", None)]
 
     def test_rejected_models_leave_no_batch_view(self, project):
-        failed = run(project, "null_key reserved unbalanced", expect_pass=False)
+        failed = run(project, "null_key reserved", expect_pass=False)
         messages = {r.node.name: r.message for r in failed.results}
         assert "NULL primary key" in messages["null_key"]
         assert "'tenant_id' is reserved" in messages["reserved"]
-        assert "not one SQL expression" in messages["unbalanced"]
         for name in messages:
             assert not table_exists(project, name), name
             assert registry_rows(project, name) == []
+        assert [v for v in session_views(project) if "__jammi_" in v] == []
+
+    def test_unbalanced_delete_when_is_rejected(self, project):
+        failed = run(project, "unbalanced", expect_pass=False)
+        assert "'delete_when' is not one SQL expression" in message(failed)
+        assert not table_exists(project, "unbalanced")
         assert [v for v in session_views(project) if "__jammi_" in v] == []
