@@ -131,3 +131,13 @@ def test_unscoped_tenant_reads():
         mutable.unscoped_tenant_reads("from analytics.prices_v2", ["analytics.prices"], literal)
         == []
     )
+
+
+def test_query_columns_from_describe_query_rows():
+    rows = [
+        ["id", "bigint", None],
+        ["api_secret", "string", None],
+        ["", "", ""],
+        ["# Partition Information", "", ""],
+    ]
+    assert mutable.query_columns(rows) == [["id", "bigint"], ["api_secret", "string"]]

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional, Union
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.predicates import validate_predicate
 from dbt.adapters.jammi.types import INTEGER_TYPES
 from dbt.adapters.jammi.validation import (
     column_list,
@@ -23,7 +24,6 @@ from dbt.adapters.jammi.validation import (
     require_choice,
     require_columns,
     require_positive_int,
-    require_sql_predicate,
     validate_column_name,
     validate_column_type,
     validate_registry_schema,
@@ -364,7 +364,7 @@ class MutableTableDefinitionBuilder:
 
         delete_when = opts.get("delete_when")
         if delete_when is not None:
-            delete_when = require_sql_predicate(delete_when, "delete_when", subject)
+            delete_when = validate_predicate(delete_when, subject, "delete_when")
 
         definition = MutableTableDefinition(
             table_id=self._table_id,

@@ -136,11 +136,16 @@ class JammiAdapter(
 
     @available.parse_none
     def bound_tenant(self, override: Any = None) -> Optional[str]:
-        """The tenant this run is bound to: var jammi_tenant, else the profile field."""
-        value = override if override not in (None, "") else self.config.credentials.tenant
-        if value is None:
+        """The tenant this run is bound to: var jammi_tenant, else the profile field.
+
+        A var that is set must name a tenant: an empty or blank value is an error, never
+        a silent fallback to an unbound run (which would write shared rows)."""
+        if override is not None:
+            return validate_tenant_value(override, "tenant binding (var 'jammi_tenant')")
+        tenant = self.config.credentials.tenant
+        if tenant is None:
             return None
-        return validate_tenant_value(value, "tenant binding (var 'jammi_tenant')")
+        return validate_tenant_value(tenant, "profile field 'tenant'")
 
     # --- SQL rendering helpers ---------------------------------------------------
 

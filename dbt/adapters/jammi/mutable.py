@@ -20,8 +20,13 @@ from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.types import INTEGER_TYPES
 from dbt.adapters.jammi.validation import TENANT_COLUMN
 
-# Table properties written on every storage table.
+# Table properties written on every storage table. Neither the keys nor the values may
+# match spark.redaction.regex (default "(?i)secret|password|token|access[.]?key"): Spark
+# shows a property whose key OR value matches as "*********(redacted)" in SHOW
+# TBLPROPERTIES. The definition JSON names the model's columns (a column `api_secret`
+# would match), so it is stored hex-encoded: hex digits cannot spell any of those words.
 PROP_DEFINITION = "jammi.definition"
+DEFINITION_ENCODING = "hex:"
 PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
@@ -219,6 +224,16 @@ def stale_version_dirs(
     return sorted(stale)
 
 
+def query_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
+    """The (name, type) columns of ``DESCRIBE QUERY`` rows, in output order."""
+    columns = []
+    for row in rows:
+        if len(row) < 2 or not row[0] or str(row[0]).startswith("#"):
+            continue
+        columns.append([str(row[0]), str(row[1])])
+    return columns
+
+
 def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:
     """The ``Location`` row of ``DESCRIBE TABLE EXTENDED`` / ``DESCRIBE SCHEMA EXTENDED``."""
     for row in rows:
@@ -227,12 +242,34 @@ def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:
     return None
 
 
-def stored_definition(properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
-    raw = properties.get(PROP_DEFINITION)
-    if not raw:
+def encode_definition(definition_json: str) -> str:
+    """The ``jammi.definition`` property value: the JSON, hex-encoded (see above)."""
+    return DEFINITION_ENCODING + definition_json.encode("utf-8").hex()
+
+
+def parse_definition(text: Any) -> Optional[dict[str, Any]]:
+    """A recorded definition: hex-encoded (current) or plain JSON (tables and registry
+    rows written before the encoding). None when it is absent or unreadable, e.g. a
+    plain-JSON property that Spark redacts because it names a column like ``api_secret``."""
+    if not isinstance(text, str) or not text:
         return None
-    value = json.loads(raw)
+    raw = text.strip()
+    if raw.startswith(DEFINITION_ENCODING):
+        try:
+            raw = bytes.fromhex(raw[len(DEFINITION_ENCODING) :]).decode("utf-8")
+        except ValueError:
+            return None
+    if not raw.startswith("{"):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
     return value if isinstance(value, dict) else None
+
+
+def stored_definition(properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    return parse_definition(properties.get(PROP_DEFINITION))
 
 
 def _sample(rows: Sequence[Any], columns: Sequence[str]) -> str:

@@ -16,6 +16,7 @@ from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi import commit_claim, leftovers, mutable, ownership, storage
+from dbt.adapters.jammi.definition_change import check_definition_change
 from dbt.adapters.jammi.validation import sql_string_literal
 
 logger = AdapterLogger("Jammi")
@@ -42,19 +43,39 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         model_name: str,
         batch_definition: Mapping[str, Any],
         stored_columns: Sequence[Any],
+        stored_definition: Optional[Mapping[str, Any]] = None,
+        stored_file_format: Optional[str] = None,
+        requested_file_format: Optional[str] = None,
     ) -> dict[str, Any]:
+        """How the batch applies to the existing table; raises, before anything is
+        written, if the definition changes what the stored rows were written under
+        (primary key, history, file format) or the schema changes in a way the options
+        do not allow."""
         pairs = []
         for column in stored_columns:
             if isinstance(column, (list, tuple)):
                 pairs.append([str(column[0]), str(column[1])])
             else:
                 pairs.append([column.name, column.data_type])
+        check_definition_change(
+            model_name,
+            stored_definition,
+            batch_definition,
+            [name for name, _ in pairs],
+            stored_file_format,
+            requested_file_format,
+        )
         result = mutable.reconcile_schema(model_name, batch_definition, pairs)
         return {
             "definition": result.definition,
             "new_columns": result.new_columns,
             "missing_columns": result.missing_columns,
         }
+
+    @available
+    def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:
+        """(name, type) pairs from ``DESCRIBE QUERY`` rows (col_name, data_type, comment)."""
+        return mutable.query_columns(_rows(describe_rows))
 
     @available
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
@@ -64,8 +85,19 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
         return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
 
     @available
+    def mutable_definition_property(self, definition: Mapping[str, Any]) -> str:
+        """The ``jammi.definition`` table property: the recorded JSON, hex-encoded so
+        that Spark's property redaction cannot hide it."""
+        return mutable.encode_definition(self.mutable_definition_json(definition))
+
+    @available
     def mutable_stored_definition(self, properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
         return mutable.stored_definition(properties)
+
+    @available
+    def mutable_parse_definition(self, text: Any) -> Optional[dict[str, Any]]:
+        """A definition recorded in the registry (plain JSON)."""
+        return mutable.parse_definition(text)
 
     # --- run options -------------------------------------------------------------
 

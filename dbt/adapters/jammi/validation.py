@@ -200,11 +200,13 @@ def _strip_string_literals(sql: str) -> str:
 def validate_tenant_value(value: Any, subject: str) -> str:
     """Tenant values are data: any printable text is stored literally (rendered only
     through ``sql_string_literal``); control characters and over-long values are refused."""
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value.strip():
         raise JammiValidationError(
             subject,
-            f"tenant {value!r} is not a non-empty string",
-            "set the profile field 'tenant' or --vars '{jammi_tenant: acme}' to a tenant name",
+            f"tenant {value!r} is not a non-empty string; an empty or blank tenant does not "
+            "mean 'unbound'",
+            "set the profile field 'tenant' or --vars '{jammi_tenant: acme}' to a tenant name, "
+            "or leave both unset for an unbound run",
         )
     if len(value) > 256 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise JammiValidationError(

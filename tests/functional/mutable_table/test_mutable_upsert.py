@@ -1,15 +1,13 @@
 """Upserts, deletes, version rule, duplicates, partial updates: state observed in Spark."""
 
-import json
-
 import pytest
 
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     location,
-    properties,
     registry_rows,
     run,
+    stored_definition,
     table_exists,
     table_rows,
 )
@@ -99,7 +97,7 @@ class TestMutableUpsert(MutableProjectBase):
         ]
         assert columns[:5] == ["id", "name", "price", "deleted", "tenant_id"]
         assert registry_rows(project, "items") == [("items", fmt)]
-        definition = json.loads(properties(project, "items")["jammi.definition"])
+        definition = stored_definition(project, "items")
         assert definition["primary_key"] == ["id"]
         assert definition["delete_when"] == "deleted"
 

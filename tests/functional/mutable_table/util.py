@@ -8,6 +8,7 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.jammi import mutable
 from tests.conftest import test_file_format
 
 FILE_FORMATS = [
@@ -95,3 +96,13 @@ def leftovers(project, table: str) -> list[str]:
     still in the schema."""
     found = rows(project, f"show tables in {project.test_schema} like '{table}__jammi_*'")
     return sorted(r[1] for r in found if not r[2])
+
+
+def stored_definition(project, table: str) -> dict | None:
+    """The definition recorded in the table's properties (hex-encoded JSON)."""
+    return mutable.stored_definition(properties(project, table))
+
+
+def session_views(project) -> list[str]:
+    """Views the session holds in the test schema, session temp views included."""
+    return [r[1] for r in rows(project, f"show views in {project.test_schema}")]

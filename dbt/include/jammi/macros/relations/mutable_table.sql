@@ -71,7 +71,7 @@
     {%- if version is not none %}
     'jammi.version' = '{{ version }}',
     {%- endif %}
-    'jammi.definition' = {{ adapter.sql_string(adapter.mutable_definition_json(definition)) }}
+    'jammi.definition' = {{ adapter.sql_string(adapter.mutable_definition_property(definition)) }}
   )
 {%- endmacro %}
 
@@ -126,6 +126,12 @@
 {%- endmacro %}
 
 
+{#-- The (name, type) columns a query outputs, from Spark's analyzer: nothing is created. --#}
+{% macro fetch_query_columns(select_sql) -%}
+  {{ return(adapter.mutable_query_columns(run_query('describe query ' ~ select_sql))) }}
+{%- endmacro %}
+
+
 {% macro fetch_schema_location(relation) -%}
   {%- set rows = run_query('describe schema extended ' ~ relation.schema) -%}
   {{ return(adapter.mutable_location(rows)) }}
@@ -141,8 +147,24 @@
   {%- endif -%}
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
   {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}
+  {%- set definition = adapter.mutable_stored_definition(properties) -%}
+  {%- set property_stale = definition is none and properties.get('jammi.definition') is not none -%}
+  {%- if property_stale -%}
+    {#-- written before the hex encoding and redacted by Spark: the registry has it,
+         and the run rewrites the property --#}
+    {%- set definition = fetch_registered_mutable_definition(relation) -%}
+  {%- endif -%}
   {{ return({'properties': properties, 'file_format': file_format, 'location': location,
-             'definition': adapter.mutable_stored_definition(properties)}) }}
+             'definition': definition, 'property_stale': property_stale}) }}
+{%- endmacro %}
+
+
+{#-- The latest definition the registry holds for `relation`, or none. --#}
+{% macro fetch_registered_mutable_definition(relation) -%}
+  {%- set registry = mutable_registry_relation(relation) -%}
+  {%- if load_relation(registry) is none -%}{{ return(none) }}{%- endif -%}
+  {%- set rows = run_query('select definition from ' ~ registry ~ ' where relation = ' ~ adapter.sql_string(relation | string) ~ ' order by registered_at desc limit 1') -%}
+  {{ return(adapter.mutable_parse_definition(rows.rows[0][0]) if rows.rows | length > 0 else none) }}
 {%- endmacro %}
 
 

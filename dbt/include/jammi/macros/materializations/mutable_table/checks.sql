@@ -56,21 +56,25 @@
 {%- endmacro %}
 
 
-{#-- Fail the run (nothing written yet) if the batch breaks a key rule. --#}
+{#-- Fail the run (nothing written yet, the batch view dropped) if the batch breaks a key
+     rule. --#}
 {% macro apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
   {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_relation)) -%}
   {%- if nulls.rows | length > 0 -%}
+    {%- do drop_mutable_run_relations([batch_relation]) -%}
     {%- do adapter.mutable_batch_error(model.name, 'null_key', nulls) -%}
   {%- endif -%}
   {%- if definition.version_column -%}
     {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_relation)) -%}
     {%- if null_versions.rows | length > 0 -%}
+      {%- do drop_mutable_run_relations([batch_relation]) -%}
       {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ definition.version_column ~ "'") -%}
     {%- endif -%}
   {%- endif -%}
   {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_relation, tenant)) -%}
   {%- if duplicates.rows | length > 0 -%}
     {%- set kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
+    {%- do drop_mutable_run_relations([batch_relation]) -%}
     {%- do adapter.mutable_batch_error(model.name, kind, duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
   {%- endif -%}
 {%- endmacro %}

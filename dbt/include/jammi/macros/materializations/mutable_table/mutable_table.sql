@@ -21,10 +21,9 @@
   {%- do jammi_check_tenant_reads() -%}
   {{ run_hooks(pre_hooks) }}
 
-  {#-- 2. batch: the model's output, validated before anything is created --#}
-  {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
-  {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
-  {%- set batch_columns = adapter.get_columns_in_relation(batch_relation) -%}
+  {#-- 2. batch: the model's output, validated before anything (even its temp view) is
+       created; the batch checks drop the view when they reject the batch --#}
+  {%- set batch_columns = fetch_query_columns(compiled_code) -%}
   {%- set batch_definition = adapter.mutable_table_definition(model.name, batch_columns, adapter.mutable_definition_config(model)) -%}
   {%- set state = fetch_mutable_table_state(existing_relation) if existing_relation is not none else none -%}
   {%- if state is none or rebuild -%}
@@ -32,12 +31,14 @@
     {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
     {%- set new_columns = [] -%}
   {%- else -%}
-    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, adapter.get_columns_in_relation(existing_relation)) -%}
+    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, adapter.get_columns_in_relation(existing_relation), state.definition, state.file_format, adapter.mutable_requested_file_format(model)) -%}
     {%- set definition = reconciled.definition -%}
     {%- set file_format = state.file_format -%}
     {%- set new_columns = reconciled.new_columns -%}
   {%- endif -%}
-  {%- do definition.update({'batch_columns': batch_columns | map(attribute='name') | list}) -%}
+  {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
+  {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
+  {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
   {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first --#}
@@ -165,7 +166,7 @@
 {% macro record_mutable_definition(definition, state, target_relation, file_format, committed_location=none) -%}
   {%- set definition_json = adapter.mutable_definition_json(definition) -%}
   {%- set changed = definition_json != adapter.mutable_definition_json(state.definition or {}) -%}
-  {%- if committed_location or changed -%}
+  {%- if committed_location or changed or state.property_stale -%}
     {%- set version = adapter.mutable_version(committed_location or state.location) -%}
     {%- do run_query('alter table ' ~ target_relation ~ ' set ' ~ mutable_table_properties_clause(definition, file_format, version)) -%}
   {%- endif -%}
