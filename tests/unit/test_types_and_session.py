@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import decimal
+
 import pytest
 
 from dbt.adapters.jammi import session as session_module
@@ -10,6 +12,7 @@ from dbt.adapters.jammi.session import (
     apply_session_defaults,
     start_embedded_session,
 )
+from dbt.adapters.jammi.session_bindings import JammiSessionConnectionWrapper
 from dbt.adapters.jammi.types import map_spark_type
 from dbt.adapters.jammi.validation import (
     sql_string_literal,
@@ -176,3 +179,18 @@ def test_old_java_is_reported(monkeypatch, tmp_path):
     finally:
         session_module.java_problem.cache_clear()
     assert problem is not None and "found Java 11" in problem
+
+
+@pytest.mark.parametrize(
+    "value, rendered",
+    [
+        (None, "NULL"),
+        ("O'Brien \\ Sons", "'O\\'Brien \\\\ Sons'"),
+        (9007199254740993, "9007199254740993"),
+        (decimal.Decimal("12345678901234567.25"), "12345678901234567.25"),
+        (True, 1.0),  # dbt-spark's rendering; cast(1.0 as boolean) is true
+        (1.5, 1.5),
+    ],
+)
+def test_session_bindings_keep_their_value(value, rendered):
+    assert JammiSessionConnectionWrapper._fix_binding(value) == rendered

@@ -32,6 +32,10 @@ class JammiConnectionManager(SparkConnectionManager):
             ensure_java()
             start_embedded_session(credentials.server_side_parameters)
         connection = super().open(connection)
+        if isinstance(credentials, JammiCredentials) and credentials.is_session:
+            from dbt.adapters.jammi.session_bindings import with_exact_bindings
+
+            connection.handle = with_exact_bindings(connection.handle)
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
         make_empty_results_safe(connection.handle)
         return connection
