@@ -53,7 +53,10 @@ def main() -> int:
         print(f"delta lane SKIPPED: Delta Lake is not available on this machine ({problem})")
         return 0
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
-    tests = ["tests/functional", "-q", "-p", "no:cacheprovider", "-m", "not thrift"]
+    # dbt_spark_suite: dbt-spark's own macros, nothing Delta changes; run once, in `make
+    # functional`.
+    only = "not thrift and not dbt_spark_suite"
+    tests = ["tests/functional", "-q", "-p", "no:cacheprovider", "-m", only]
     print("delta lane: running functional tests with file_format=delta")
     return subprocess.call([sys.executable, "-m", "pytest", *tests], env=env)
 

@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import decimal
+
 import pytest
 
 from dbt.adapters.jammi import session as session_module
-from dbt.adapters.jammi.credentials import JammiCredentials
+from dbt.adapters.jammi.credentials import SESSION_SQL_DEFAULTS, JammiCredentials
 from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.session import SessionCapabilities, apply_session_defaults
+from dbt.adapters.jammi.session import (
+    SessionCapabilities,
+    apply_session_defaults,
+    start_embedded_session,
+)
+from dbt.adapters.jammi.session_bindings import JammiSessionConnectionWrapper
 from dbt.adapters.jammi.types import map_spark_type
 from dbt.adapters.jammi.validation import (
     sql_string_literal,
@@ -43,7 +50,81 @@ def test_embedded_session_state_lives_in_the_project(tmp_path, monkeypatch):
         str(tmp_path / ".spark" / "metastore_db")
         in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
     )
-    assert params["spark.sql.session.timeZone"] == "UTC"
+    assert params["spark.ui.enabled"] == "false"
+    # Spark SQL settings are never put where dbt-spark re-applies them per statement.
+    assert not any(key in params for key in SESSION_SQL_DEFAULTS)
+    assert "spark.sql.sources.partitionOverwriteMode" not in params
+
+
+def test_session_sql_defaults_do_not_touch_what_dbt_spark_sets():
+    assert set(SESSION_SQL_DEFAULTS) == {
+        "spark.sql.session.timeZone",
+        "spark.sql.shuffle.partitions",
+    }
+
+
+class _FakeConf:
+    def __init__(self, keys):
+        self.keys = set(keys)
+
+    def contains(self, key):
+        return key in self.keys
+
+
+class _FakeSession:
+    def __init__(self, master, context_keys):
+        self.sparkContext = type(
+            "Ctx", (), {"master": master, "getConf": lambda _: _FakeConf(context_keys)}
+        )()
+        self.set_calls = []
+        self.conf = type("Conf", (), {"set": lambda _, k, v: self.set_calls.append((k, v))})()
+
+
+def _fake_pyspark(monkeypatch, session, active=None):
+    import pyspark
+    import pyspark.sql
+
+    class Builder:
+        options = {}
+
+        def enableHiveSupport(self):
+            return self
+
+        def config(self, key, value):
+            self.options[key] = value
+            return self
+
+        def getOrCreate(self):
+            return session
+
+    monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", active)
+    monkeypatch.setattr(pyspark.sql.SparkSession, "builder", Builder())
+    return Builder
+
+
+@pytest.mark.parametrize(
+    "master, context_keys, expected",
+    [
+        ("local[2]", set(), SESSION_SQL_DEFAULTS),
+        ("local[*]", {"spark.sql.shuffle.partitions"}, {"spark.sql.session.timeZone": "UTC"}),
+        ("yarn", set(), {}),
+    ],
+)
+def test_sql_defaults_are_set_once_on_a_new_local_session(
+    monkeypatch, master, context_keys, expected
+):
+    session = _FakeSession(master, context_keys)
+    builder = _fake_pyspark(monkeypatch, session)
+    start_embedded_session({"spark.master": master})
+    assert builder.options == {"spark.master": master}
+    assert dict(session.set_calls) == dict(expected)
+
+
+def test_a_running_session_is_left_alone(monkeypatch):
+    session = _FakeSession("local[2]", set())
+    _fake_pyspark(monkeypatch, session, active=object())
+    start_embedded_session({})
+    assert session.set_calls == []
 
 
 def test_profile_settings_win_over_session_defaults(tmp_path):
@@ -98,3 +179,18 @@ def test_old_java_is_reported(monkeypatch, tmp_path):
     finally:
         session_module.java_problem.cache_clear()
     assert problem is not None and "found Java 11" in problem
+
+
+@pytest.mark.parametrize(
+    "value, rendered",
+    [
+        (None, "NULL"),
+        ("O'Brien \\ Sons", "'O\\'Brien \\\\ Sons'"),
+        (9007199254740993, "9007199254740993"),
+        (decimal.Decimal("12345678901234567.25"), "12345678901234567.25"),
+        (True, 1.0),  # dbt-spark's rendering; cast(1.0 as boolean) is true
+        (1.5, 1.5),
+    ],
+)
+def test_session_bindings_keep_their_value(value, rendered):
+    assert JammiSessionConnectionWrapper._fix_binding(value) == rendered

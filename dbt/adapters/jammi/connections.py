@@ -9,7 +9,11 @@ from dbt.adapters.spark.connections import SparkConnectionManager
 
 from dbt.adapters.jammi.credentials import JammiCredentials
 from dbt.adapters.jammi.hive_compat import make_empty_results_safe
-from dbt.adapters.jammi.session import apply_session_defaults, ensure_java
+from dbt.adapters.jammi.session import (
+    apply_session_defaults,
+    ensure_java,
+    start_embedded_session,
+)
 
 
 class JammiConnectionManager(SparkConnectionManager):
@@ -26,7 +30,12 @@ class JammiConnectionManager(SparkConnectionManager):
         credentials = connection.credentials
         if isinstance(credentials, JammiCredentials) and credentials.is_session:
             ensure_java()
+            start_embedded_session(credentials.server_side_parameters)
         connection = super().open(connection)
+        if isinstance(credentials, JammiCredentials) and credentials.is_session:
+            from dbt.adapters.jammi.session_bindings import with_exact_bindings
+
+            connection.handle = with_exact_bindings(connection.handle)
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
         make_empty_results_safe(connection.handle)
         return connection

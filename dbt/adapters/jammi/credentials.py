@@ -9,12 +9,20 @@ from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentia
 
 from dbt.adapters.jammi.validation import validate_tenant_value
 
-# Embedded-session defaults (applied only when the profile does not set them).
-SESSION_DEFAULTS = {
-    "spark.sql.session.timeZone": "UTC",
+# Embedded-session defaults, each only where neither the profile nor Spark's launcher
+# (spark-submit --conf, spark-defaults.conf) sets it. See docs/architecture.md.
+#
+# Launch settings: they configure the JVM/SparkContext and mean nothing to SQL.
+LAUNCH_DEFAULTS = {
     "spark.ui.enabled": "false",
+}
+# Spark SQL settings: applied ONCE, when the adapter creates the local session, never
+# through `server_side_parameters` (dbt-spark re-applies those before every statement,
+# which would undo every `SET` from a dbt-spark macro or a user's hook). Nothing here may
+# change what a query means except the session time zone, which is documented.
+SESSION_SQL_DEFAULTS = {
+    "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
-    "spark.sql.sources.partitionOverwriteMode": "static",
 }
 
 

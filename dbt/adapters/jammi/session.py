@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Optional
@@ -13,7 +14,11 @@ from typing import Any, Optional
 from dbt.include import jammi as jammi_include
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi.credentials import SESSION_DEFAULTS, JammiCredentials
+from dbt.adapters.jammi.credentials import (
+    LAUNCH_DEFAULTS,
+    SESSION_SQL_DEFAULTS,
+    JammiCredentials,
+)
 
 MIN_JAVA = 17
 JAVA_HELP = (
@@ -72,8 +77,42 @@ def apply_session_defaults(credentials: JammiCredentials, project_root: Optional
         "spark.driver.extraJavaOptions",
         f"-Dderby.system.home={state} -Dlog4j2.configurationFile=file:{log_config}",
     )
-    for key, value in SESSION_DEFAULTS.items():
+    for key, value in LAUNCH_DEFAULTS.items():
         params.setdefault(key, value)
+
+
+_SESSION_START = threading.Lock()
+
+
+def start_embedded_session(server_side_parameters: dict[str, str]) -> None:
+    """Create the process's local Spark session with the SQL defaults set once.
+
+    dbt-spark's cursor calls `SparkSession.builder...getOrCreate()` with the profile's
+    `server_side_parameters` before every statement and so re-applies them each time.
+    The adapter's own SQL defaults (SESSION_SQL_DEFAULTS) are therefore not put there:
+    they are set here, once, on the session this call creates, like spark-defaults.conf,
+    so a later `SET` (dbt-spark's `partitionOverwriteMode = DYNAMIC`, a user's hook)
+    holds exactly as it does under `type: spark`. A default is skipped when the profile
+    or Spark's launcher already set that key, and on a non-local master (spark-submit
+    to a cluster): there the cluster's configuration stands. An already running session
+    (created by the caller's own program) is left as it is.
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    with _SESSION_START:
+        if SparkContext._active_spark_context is not None:
+            return
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in server_side_parameters.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        if not (spark.sparkContext.master or "").startswith("local"):
+            return
+        context_conf = spark.sparkContext.getConf()
+        for key, value in SESSION_SQL_DEFAULTS.items():
+            if not context_conf.contains(key):
+                spark.conf.set(key, value)
 
 
 def ensure_java() -> None:
