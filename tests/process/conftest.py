@@ -1,0 +1,19 @@
+"""Process tests print one summary line per scenario at the end of the session, passed
+or failed (the counts are the point: lost updates, dropped tables, mixed states)."""
+
+from __future__ import annotations
+
+SUMMARY: list[str] = []
+
+
+def report(line: str) -> None:
+    """Record a scenario's summary line (also printed right away for `-s` runs)."""
+    SUMMARY.append(line)
+    print(line, flush=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SUMMARY:
+        terminalreporter.section("process test summary")
+        for line in SUMMARY:
+            terminalreporter.write_line(line)
