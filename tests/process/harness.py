@@ -38,9 +38,12 @@ def is_clear_failure(message: Optional[str]) -> bool:
     return bool(message and message.strip()) and not _RAW_TRACE.search(message or "")
 
 
-def first_line(message: Optional[str], width: int = 160) -> str:
-    text = (message or "").strip().splitlines()
-    return text[0][:width] if text else "(no message)"
+def first_line(message: Optional[str], width: int = 300) -> str:
+    """The message without dbt's "Runtime Error in model ..." header, on one line."""
+    lines = [ln.strip() for ln in (message or "").strip().splitlines() if ln.strip()]
+    if len(lines) > 1 and " Error in model " in lines[0]:
+        lines = lines[1:]
+    return " | ".join(lines)[:width] if lines else "(no message)"
 
 
 @dataclass
@@ -192,32 +195,41 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def run_together(project: DbtProject, invocations: dict[str, list[str]]) -> dict[str, DbtResult]:
+def run_together(
+    project: DbtProject, invocations: dict[str, list[str]], label: str
+) -> dict[str, DbtResult]:
     """Start every invocation back to back (they race from the first statement on) and
-    wait for all of them."""
-    started = {tag: project.start(args, tag) for tag, args in invocations.items()}
-    return {tag: process.wait() for tag, process in started.items()}
+    wait for all of them; each keeps its output under runs/<label>-<key>."""
+    started = {key: project.start(args, f"{label}-{key}") for key, args in invocations.items()}
+    return {key: process.wait() for key, process in started.items()}
 
 
 class ThriftSql:
-    """Reads through PyHive from the test process: the server owns the metastore."""
+    """Reads through PyHive from the test process, each on a fresh connection: a Thrift
+    server session caches table metadata and file listings, so a long-lived reader
+    would not see what other sessions committed since its last read."""
 
     def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    def _execute(self, sql: str, fetch: bool) -> list[tuple]:
         from pyhive import hive
 
-        self._conn = hive.connect(host=host, port=port, username="jammi_process_test")
+        conn = hive.connect(host=self.host, port=self.port, username="jammi_process_test")
+        try:
+            cursor = conn.cursor()
+            cursor.execute(sql)
+            return [tuple(r) for r in cursor.fetchall()] if fetch else []
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     def rows(self, sql: str) -> list[tuple]:
-        cursor = self._conn.cursor()
-        try:
-            cursor.execute(sql)
-            return [tuple(r) for r in cursor.fetchall()]
-        finally:
-            cursor.close()
+        return self._execute(sql, fetch=True)
+
+    def execute(self, sql: str) -> None:
+        """A statement without a result set (PyHive cannot fetch those from Spark 3.4+)."""
+        self._execute(sql, fetch=False)
 
     def table_exists(self, schema: str, table: str) -> bool:
         return any(r[1] == table for r in self.rows(f"show tables in {schema} like '{table}'"))
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._conn.close()
