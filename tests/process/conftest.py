@@ -3,13 +3,7 @@ or failed (the counts are the point: lost updates, dropped tables, mixed states)
 
 from __future__ import annotations
 
-SUMMARY: list[str] = []
-
-
-def report(line: str) -> None:
-    """Record a scenario's summary line (also printed right away for `-s` runs)."""
-    SUMMARY.append(line)
-    print(line, flush=True)
+from tests.process.harness import SUMMARY
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -33,6 +33,17 @@ _RAW_TRACE = re.compile(
 )
 
 
+# One line per scenario; tests/process/conftest.py prints them at the end of the session.
+# (Kept here, not in conftest.py: pytest imports that under another module name.)
+SUMMARY: list[str] = []
+
+
+def report(line: str) -> None:
+    """Record a scenario's summary line (also printed right away for `-s` runs)."""
+    SUMMARY.append(line)
+    print(f"\n{line}", flush=True)
+
+
 def is_clear_failure(message: Optional[str]) -> bool:
     """A failure message a user can act on: present, and not a raw stack trace."""
     return bool(message and message.strip()) and not _RAW_TRACE.search(message or "")

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.process.conftest import report
-from tests.process.harness import DbtProject, DbtResult, first_line
+from tests.process.harness import DbtProject, DbtResult, first_line, report
 
 KILL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 BASE_ROWS = 50_000  # large enough that writing the next version takes a while
