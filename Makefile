@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo test lint unit functional delta-lane thrift-lane docs-browser bench clean
+.PHONY: java-check demo test lint unit functional delta-lane thrift-lane crash-lane docs-browser bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,12 +43,18 @@ thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
 
+# Real dbt processes SIGKILLed at measured points of a run (tests/process, method:
+# session); tests/process's Thrift races run inside thrift-lane.
+crash-lane: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	$(BIN)/pytest tests/process -q -p no:cacheprovider -m "not thrift" $(PYTEST_ARGS)
+
 # dbt docs generate + headless Chromium: cdc_orders' lineage shows publisher and consumers.
 docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
-test: lint unit functional delta-lane thrift-lane
+test: lint unit functional delta-lane thrift-lane crash-lane
 
 clean:
 	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs

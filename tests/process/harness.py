@@ -1,0 +1,246 @@
+"""Real `dbt` processes for the process tests: a throwaway dbt project on disk, dbt
+invocations as subprocesses (each in its own process group, with its own target and log
+paths so parallel runs do not clobber each other), their per-model results read back
+from run_results.json, and a SIGKILL that takes the whole process group (dbt and its
+Spark JVM) down at once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+DBT = str(Path(sys.executable).parent / "dbt")
+PROJECT_NAME = "jammi_process"
+STATE_MARKER = "JAMMI_STATE "
+RUN_TIMEOUT_S = 600.0
+
+# A JVM stack frame ("at org.apache...(File.java:12)"), a chained cause or a Python
+# traceback: what a user must not be handed as the explanation of a failed run.
+_RAW_TRACE = re.compile(
+    r"^\s*at [\w$.<>]+\(.*\)\s*$|^\s*Caused by: |Traceback \(most recent call last\)",
+    re.MULTILINE,
+)
+
+
+# One line per scenario; tests/process/conftest.py prints them at the end of the session.
+# (Kept here, not in conftest.py: pytest imports that under another module name.)
+SUMMARY: list[str] = []
+
+
+def report(line: str) -> None:
+    """Record a scenario's summary line (also printed right away for `-s` runs)."""
+    SUMMARY.append(line)
+    print(f"\n{line}", flush=True)
+
+
+def is_clear_failure(message: Optional[str]) -> bool:
+    """A failure message a user can act on: present, and not a raw stack trace."""
+    return bool(message and message.strip()) and not _RAW_TRACE.search(message or "")
+
+
+def first_line(message: Optional[str], width: int = 300) -> str:
+    """The message without dbt's "Runtime Error in model ..." header, on one line."""
+    lines = [ln.strip() for ln in (message or "").strip().splitlines() if ln.strip()]
+    if len(lines) > 1 and " Error in model " in lines[0]:
+        lines = lines[1:]
+    return " | ".join(lines)[:width] if lines else "(no message)"
+
+
+@dataclass
+class DbtProject:
+    """A dbt project directory with one `jammi` output in its own profiles.yml."""
+
+    root: Path
+    target: dict
+    models: dict[str, str] = field(default_factory=dict)
+    macros: dict[str, str] = field(default_factory=dict)
+    project_config: dict = field(default_factory=dict)
+
+    def write(self) -> DbtProject:
+        for folder, files in (("models", self.models), ("macros", self.macros)):
+            (self.root / folder).mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                (self.root / folder / name).write_text(text)
+        project = {
+            "name": PROJECT_NAME,
+            "version": "1.0",
+            "config-version": 2,
+            "profile": PROJECT_NAME,
+            **self.project_config,
+        }
+        (self.root / "dbt_project.yml").write_text(yaml.safe_dump(project))
+        profiles = {PROJECT_NAME: {"target": "default", "outputs": {"default": self.target}}}
+        (self.root / "profiles.yml").write_text(yaml.safe_dump(profiles))
+        return self
+
+    def command(self, args: list[str], tag: str) -> list[str]:
+        scratch = self.root / "runs" / tag
+        return [
+            DBT,
+            *args,
+            "--project-dir",
+            str(self.root),
+            "--profiles-dir",
+            str(self.root),
+            "--target-path",
+            str(scratch / "target"),
+            "--log-path",
+            str(scratch / "logs"),
+        ]
+
+    def start(self, args: list[str], tag: str) -> DbtProcess:
+        """Start `dbt <args>` in its own process group; output goes to runs/<tag>/out."""
+        scratch = self.root / "runs" / tag
+        scratch.mkdir(parents=True, exist_ok=True)
+        out = scratch / "out"
+        with open(out, "wb") as sink:
+            popen = subprocess.Popen(
+                self.command(args, tag),
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false"),
+            )
+        return DbtProcess(popen, scratch, time.monotonic())
+
+    def run(self, args: list[str], tag: str) -> DbtResult:
+        return self.start(args, tag).wait()
+
+
+@dataclass
+class ModelResult:
+    name: str
+    status: str
+    message: Optional[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+
+@dataclass
+class DbtResult:
+    returncode: int
+    output: str
+    models: dict[str, ModelResult]
+    seconds: float
+
+    def model(self, name: str) -> ModelResult:
+        """The model's result; a run that died before reporting counts as an error."""
+        found = self.models.get(name)
+        if found is not None:
+            return found
+        return ModelResult(name, "not reported", _tail(self.output))
+
+    def states(self) -> list[dict]:
+        """The JSON documents the project's hooks printed with STATE_MARKER, in order."""
+        return [
+            json.loads(line.split(STATE_MARKER, 1)[1])
+            for line in self.output.splitlines()
+            if STATE_MARKER in line
+        ]
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+@dataclass
+class DbtProcess:
+    popen: subprocess.Popen
+    scratch: Path
+    started: float
+
+    def wait(self, timeout: float = RUN_TIMEOUT_S) -> DbtResult:
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+        return self._result()
+
+    def kill(self) -> DbtResult:
+        """SIGKILL the whole process group (dbt and its JVM) and wait until it is gone."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait(timeout=60)
+        deadline = time.monotonic() + 60
+        while _group_alive(self.popen.pid):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"process group {self.popen.pid} survived SIGKILL")
+            time.sleep(0.2)
+        return self._result()
+
+    def _result(self) -> DbtResult:
+        seconds = time.monotonic() - self.started
+        output = (self.scratch / "out").read_text(errors="replace")
+        models: dict[str, ModelResult] = {}
+        results_path = self.scratch / "target" / "run_results.json"
+        if results_path.exists():
+            for entry in json.loads(results_path.read_text())["results"]:
+                name = entry["unique_id"].rsplit(".", 1)[-1]
+                models[name] = ModelResult(name, entry["status"], entry.get("message"))
+        return DbtResult(self.popen.returncode, output, models, seconds)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_together(
+    project: DbtProject, invocations: dict[str, list[str]], label: str
+) -> dict[str, DbtResult]:
+    """Start every invocation back to back (they race from the first statement on) and
+    wait for all of them; each keeps its output under runs/<label>-<key>."""
+    started = {key: project.start(args, f"{label}-{key}") for key, args in invocations.items()}
+    return {key: process.wait() for key, process in started.items()}
+
+
+class ThriftSql:
+    """Reads through PyHive from the test process, each on a fresh connection: a Thrift
+    server session caches table metadata and file listings, so a long-lived reader
+    would not see what other sessions committed since its last read."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    def _execute(self, sql: str, fetch: bool) -> list[tuple]:
+        from pyhive import hive
+
+        conn = hive.connect(host=self.host, port=self.port, username="jammi_process_test")
+        try:
+            cursor = conn.cursor()
+            cursor.execute(sql)
+            return [tuple(r) for r in cursor.fetchall()] if fetch else []
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self._execute(sql, fetch=True)
+
+    def execute(self, sql: str) -> None:
+        """A statement without a result set (PyHive cannot fetch those from Spark 3.4+)."""
+        self._execute(sql, fetch=False)
+
+    def table_exists(self, schema: str, table: str) -> bool:
+        return any(r[1] == table for r in self.rows(f"show tables in {schema} like '{table}'"))

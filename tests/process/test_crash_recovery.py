@@ -1,0 +1,220 @@
+"""A real crash: `dbt run` (a parquet mutable_table upsert and a topic publish) killed
+with SIGKILL -- dbt and its Spark JVM, the whole process group -- at points spread over
+the run's duration, found by timing a normal run first (no `jammi_fail_at` hooks).
+
+After each kill the tables must hold exactly the old or the new state, never a mix, and
+the next run must converge to the state of the batch the killed run was applying.
+Every run uses `method: session` on one `session_dir`: the embedded Derby metastore
+admits one process at a time, so the state is read by the dbt processes themselves --
+the project's on-run-start/on-run-end hooks print it (crash_state below) -- never by a
+Spark session in the pytest process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.process.harness import DbtProject, DbtResult, first_line, report
+
+KILL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
+BASE_ROWS = 50_000  # large enough that writing the next version takes a while
+GROWTH = 1_000  # batch b writes BASE_ROWS + b * GROWTH keys, all with batch = b
+EVENTS = 1_000  # rows per topic publish
+ITEMS, EVENTS_MODEL = "crash_items", "crash_events"
+
+ITEMS_SQL = f"""
+{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}}}
+select cast(id as bigint) as id, cast({{{{ var('batch') }}}} as bigint) as batch,
+  concat('batch ', {{{{ var('batch') }}}}, ' row ', id) as label
+from range({BASE_ROWS} + {{{{ var('batch') }}}} * {GROWTH})
+"""
+
+EVENTS_SQL = f"""
+{{{{ config(materialized='topic', topic_name='crash.events', file_format='parquet') }}}}
+select cast(id as bigint) as event_id, cast({{{{ var('batch') }}}} as bigint) as batch
+from range({EVENTS})
+"""
+
+# Prints what a reader of the schema sees, as one JSON line, from inside a dbt process.
+STATE_MACRO = """
+{% macro crash_state(phase) %}
+  {%- if execute -%}
+    {%- set schema = target.schema -%}
+    {%- do run_query('create schema if not exists ' ~ schema) -%}
+    {%- set tables = [] -%}
+    {%- for row in run_query('show tables in ' ~ schema) if not row[2] -%}
+      {%- do tables.append(row[1]) -%}
+    {%- endfor -%}
+    {%- set state = {'phase': phase, 'tables': tables | sort, 'items': none,
+                     'events': none, 'topic_registrations': none} -%}
+    {%- if 'crash_items' in tables -%}
+      {%- set items = [] -%}
+      {%- for r in run_query('select batch, count(*), count(distinct id) from '
+                             ~ schema ~ '.crash_items group by batch order by batch') -%}
+        {%- do items.append([r[0] | int, r[1] | int, r[2] | int]) -%}
+      {%- endfor -%}
+      {%- do state.update({'items': items}) -%}
+    {%- endif -%}
+    {%- if 'crash_events' in tables -%}
+      {%- set events = [] -%}
+      {%- for r in run_query('select _offset, count(*), min(batch), max(batch), '
+                             ~ 'count(distinct _row_idx) from ' ~ schema
+                             ~ '.crash_events group by _offset order by _offset') -%}
+        {%- do events.append([r[0] | int, r[1] | int, r[2] | int, r[3] | int, r[4] | int]) -%}
+      {%- endfor -%}
+      {%- set registered = run_query("select count(*) from " ~ schema
+                                     ~ ".topics where name = 'crash.events'") -%}
+      {%- do state.update({'events': events,
+                           'topic_registrations': registered[0][0] | int}) -%}
+    {%- endif -%}
+    {{- print('JAMMI_STATE ' ~ tojson(state)) -}}
+  {%- endif -%}
+{% endmacro %}
+"""
+
+
+def expected_items(batch: int) -> list[list[int]]:
+    rows = BASE_ROWS + batch * GROWTH
+    return [[batch, rows, rows]]
+
+
+def published_batches(events: list[list[int]] | None) -> list[int] | None:
+    """The batches the topic holds, in offset order, if every offset is one complete
+    publish (EVENTS rows of one batch); None for anything else."""
+    if events is None:
+        return None
+    offsets = [e[0] for e in events]
+    complete = all(e[1] == EVENTS and e[2] == e[3] and e[4] == EVENTS for e in events)
+    if not complete or offsets != sorted(set(offsets)):
+        return None
+    return [e[2] for e in events]
+
+
+def classify(observed, old, new) -> str:
+    if observed == old:
+        return "old"
+    if observed == new:
+        return "new"
+    return "mixed"
+
+
+def run_args(batch: int, models: tuple[str, ...] = (ITEMS, EVENTS_MODEL)) -> list[str]:
+    return ["run", "--vars", json.dumps({"batch": batch}), "--select", *models]
+
+
+def check(result: DbtResult, label: str) -> None:
+    failed = {n: first_line(m.message) for n, m in result.models.items() if not m.ok}
+    assert result.returncode == 0 and not failed, f"{label}: {failed or result.output[-2000:]}"
+
+
+@pytest.fixture
+def crash_project(tmp_path: Path) -> DbtProject:
+    target = {
+        "type": "jammi",
+        "method": "session",
+        "host": "localhost",
+        "schema": "crash",
+        "threads": 1,
+        "session_dir": str(tmp_path / "spark"),
+        "server_side_parameters": {
+            "spark.master": "local[2]",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.showConsoleProgress": "false",
+        },
+    }
+    return DbtProject(
+        root=tmp_path / "project",
+        target=target,
+        models={f"{ITEMS}.sql": ITEMS_SQL, f"{EVENTS_MODEL}.sql": EVENTS_SQL},
+        macros={"crash_state.sql": STATE_MACRO},
+        project_config={
+            "on-run-start": ["{{ crash_state('before') }}"],
+            "on-run-end": ["{{ crash_state('after') }}"],
+        },
+    ).write()
+
+
+def kill_at(project: DbtProject, batch: int, seconds: float, tag: str) -> bool:
+    """Start the run for `batch` and SIGKILL it `seconds` after it started; False when
+    it finished on its own first (then nothing was interrupted)."""
+    process = project.start(run_args(batch), tag)
+    try:
+        process.popen.wait(timeout=max(process.started + seconds - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return True
+    process.kill()
+    return False
+
+
+def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -> None:
+    project = crash_project
+    check(project.run(run_args(1), "batch1"), "first run")
+    measured = project.run(run_args(2), "batch2")
+    check(measured, "measured run")
+    duration = measured.seconds
+    durations = [duration]
+    published = [1, 2]  # the batches the topic holds, in offset order
+    counts = {
+        model: {"kills": 0, "old": 0, "new": 0, "mixed": 0, "recovered": 0}
+        for model in (ITEMS, EVENTS_MODEL)
+    }
+    problems: list[str] = []
+
+    for index, fraction in enumerate(KILL_FRACTIONS):
+        batch = 3 + index
+        point = f"kill at {fraction:.0%} of {duration:.0f}s (batch {batch})"
+        if not kill_at(project, batch, fraction * duration, f"kill{index}"):
+            problems.append(f"{point}: the run finished before the kill; nothing was tested")
+
+        # The next run of the same batch prints the state the crash left (on-run-start),
+        # applies the batch and prints the state it converged to (on-run-end).
+        recovery = project.run(run_args(batch), f"recover{index}")
+        # The recovery is a normal run of the same work: the next kill point is a
+        # fraction of its duration, which follows the machine's load as it changes.
+        duration = recovery.seconds
+        durations.append(duration)
+        states = recovery.states()
+        crashed, final = (states[0], states[-1]) if len(states) >= 2 else ({}, {})
+        check(recovery, f"{point}: recovery run")
+
+        old, new = expected_items(batch - 1), expected_items(batch)
+        item_state = classify(crashed.get("items"), old, new)
+        event_state = classify(
+            published_batches(crashed.get("events")), published, [*published, batch]
+        )
+        if crashed.get("topic_registrations") != 1:
+            event_state = "mixed"
+        for model, state in ((ITEMS, item_state), (EVENTS_MODEL, event_state)):
+            counts[model]["kills"] += 1
+            counts[model][state] += 1
+            if state == "mixed":
+                seen = crashed.get("items" if model == ITEMS else "events")
+                problems.append(f"{point}: {model} holds a mix after the kill: {seen}")
+
+        # A publish is not idempotent: when the killed run's publish committed, the
+        # recovery publishes the batch a second time, under the next offset.
+        published += [batch, batch] if event_state == "new" else [batch]
+        if final.get("items") == expected_items(batch):
+            counts[ITEMS]["recovered"] += 1
+        else:
+            problems.append(f"{point}: {ITEMS} after recovery: {final.get('items')}")
+        if published_batches(final.get("events")) == published:
+            counts[EVENTS_MODEL]["recovered"] += 1
+        else:
+            problems.append(f"{point}: {EVENTS_MODEL} after recovery: {final.get('events')}")
+            published = published_batches(final.get("events")) or published
+
+    for model, c in counts.items():
+        report(
+            f"crash {model}: kills={c['kills']} old-state={c['old']} new-state={c['new']} "
+            f"mixed={c['mixed']} recovered={c['recovered']} (normal runs {min(durations):.0f}-"
+            f"{max(durations):.0f}s, "
+            f"kills at {', '.join(f'{f:.0%}' for f in KILL_FRACTIONS)})"
+        )
+    assert problems == [], "\n".join(problems)
