@@ -107,3 +107,34 @@ class TestStagingOfOtherRuns:
             "stock__jammi_changes_live",
             "stock__jammi_changes_remote",
         ]
+
+
+@pytest.mark.session_only
+class TestCommitOfAnotherConnectionIsSeen:
+    """Another connection (a second Spark session on the same metastore, as a second
+    dbt process on one Thrift server) commits a version after this connection has read
+    the table: this connection's cached resolution of the table is stale, and a run that
+    planned from it would drop the other commit's rows."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"stock.sql": STOCK}
+
+    def test_a_run_plans_from_the_version_the_metastore_points_at(self, project):
+        from pyspark.sql import SparkSession
+
+        run(project, "stock", {"batch": 1})
+        assert table_rows(project, "stock", "id") == [(1,)]  # this session resolves it now
+        table = f"{project.test_schema}.stock"
+        other = SparkSession.getActiveSession().newSession()
+        current = [r for r in other.sql(f"describe table extended {table}").collect()]
+        base = next(r[1] for r in current if r[0] == "Location").rsplit("/", 1)[0]
+        newer = f"{base}/v0000000009_other"
+        other.sql(
+            f"insert overwrite directory '{newer}' using parquet "
+            f"select id, label, tenant_id from {table} union all select 99, 'other', null"
+        )
+        other.sql(f"alter table {table} set location '{newer}'")
+
+        run(project, "stock", {"batch": 2})
+        assert table_rows(project, "stock", "id") == [(1,), (2,), (99,)]

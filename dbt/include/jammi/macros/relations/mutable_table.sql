@@ -147,6 +147,12 @@
   {%- endif -%}
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
   {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}
+  {%- if location -%}
+    {#-- this connection may still hold the table resolved at an older version (another
+         connection committed since, or this run re-plans after losing its commit): read
+         from here on what the metastore points at now, never older than `location` --#}
+    {%- do run_query('refresh table ' ~ relation) -%}
+  {%- endif -%}
   {%- set definition = adapter.mutable_stored_definition(properties) -%}
   {%- set property_stale = definition is none and properties.get('jammi.definition') is not none -%}
   {%- if property_stale -%}
