@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi import commit_claim, leftovers, mutable, ownership, storage
 from dbt.adapters.jammi.definition_change import check_definition_change
+from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import sql_string_literal
 
 logger = AdapterLogger("Jammi")
@@ -30,7 +30,7 @@ def _rows(table: Any) -> list[list[Any]]:
     return [list(row) for row in getattr(table, "rows", table) or []]
 
 
-class MutableTableAdapterMixin(metaclass=AdapterMeta):
+class MutableTableAdapterMixin(StatementsMixin):
     """``adapter.mutable_*`` methods; mixed into JammiAdapter."""
 
     config: Any
@@ -278,10 +278,6 @@ class MutableTableAdapterMixin(metaclass=AdapterMeta):
             self.mutable_remove_path(path)
 
     # --- commit protocol and leftovers (rewrite formats) ------------------------
-
-    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
-        _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-        return _rows(table)
 
     def _holder(self) -> ownership.Holder:
         method = getattr(self.config.credentials, "method", "")

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.topic_staging import (
     check_claimable,
     publish_id,
@@ -303,14 +303,10 @@ def tenant_filter(tenant: Optional[str]) -> list[str]:
 # --- adapter methods (mixed into JammiAdapter) ---------------------------------
 
 
-class TopicAdapterMixin(metaclass=AdapterMeta):
+class TopicAdapterMixin(StatementsMixin):
     """The ``adapter.topic_*`` methods the topic macros call."""
 
     _consumer_bounds = ConsumerBounds()
-
-    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
-        _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-        return [tuple(row) for row in table.rows]
 
     @available
     def topic_claim_offset(

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import sql_string_literal
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
@@ -172,12 +172,8 @@ def apply_view(
 # --- adapter methods (mixed into JammiAdapter) ---------------------------------
 
 
-class TopicRegistrationAdapterMixin(metaclass=AdapterMeta):
+class TopicRegistrationAdapterMixin(StatementsMixin):
     """The ``adapter.topic_*`` methods that register a topic and keep its view."""
-
-    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
-        _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-        return [tuple(row) for row in table.rows]
 
     @available
     def topic_create_if_absent(self, create_sql: str) -> bool:
