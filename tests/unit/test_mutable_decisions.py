@@ -109,35 +109,3 @@ def test_describe_location_and_batch_errors():
     message = str(info.value)
     assert "mutable_table 'prices'" in message and "sku='a'" in message
     assert "Fix:" in message
-
-
-def test_unscoped_tenant_reads():
-    literal = "'o\\'brien'"
-    scoped = (
-        "select * from (select * from analytics.prices "
-        f"where (tenant_id = {literal} or tenant_id is null)) p"
-    )
-    assert mutable.unscoped_tenant_reads(scoped, ["analytics.prices"], literal) == []
-    leaky = scoped + " join analytics.prices as q on true"
-    assert mutable.unscoped_tenant_reads(leaky, ["analytics.prices"], literal) == [
-        "analytics.prices"
-    ]
-    # another tenant's filter is not this run's scope; a longer name is another table
-    other = "select * from analytics.prices where (tenant_id = 'acme' or tenant_id is null)"
-    assert mutable.unscoped_tenant_reads(other, ["analytics.prices"], literal) == [
-        "analytics.prices"
-    ]
-    assert (
-        mutable.unscoped_tenant_reads("from analytics.prices_v2", ["analytics.prices"], literal)
-        == []
-    )
-
-
-def test_query_columns_from_describe_query_rows():
-    rows = [
-        ["id", "bigint", None],
-        ["api_secret", "string", None],
-        ["", "", ""],
-        ["# Partition Information", "", ""],
-    ]
-    assert mutable.query_columns(rows) == [["id", "bigint"], ["api_secret", "string"]]

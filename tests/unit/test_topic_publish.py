@@ -148,8 +148,8 @@ def test_events_select_renames_engine_columns_and_binds_range():
     assert sql == (
         "select `_offset` as event_offset, `_row_idx` as event_row_idx, "
         "`_produced_at` as event_produced_at, `order_id`, `op`, `tenant_id` as event_tenant_id "
-        "from s.__topic_x where _offset > 2 and _offset <= 5 "
-        "and (tenant_id is null or tenant_id = 'ac\\'me') and (op = 'd')"
+        "from (select * from s.__topic_x where (tenant_id = 'ac\\'me' or tenant_id is null)) "
+        "where _offset > 2 and _offset <= 5 and (op = 'd')"
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.spark.connections import SparkConnectionManager
@@ -14,6 +14,9 @@ from dbt.adapters.jammi.session import (
     ensure_java,
     start_embedded_session,
 )
+from dbt.adapters.jammi.tenant_guard import TenantGuard
+from dbt.adapters.jammi.tenant_guard_connection import check_statement
+from dbt.adapters.jammi.validation import validate_tenant_value
 
 
 class JammiConnectionManager(SparkConnectionManager):
@@ -24,6 +27,20 @@ class JammiConnectionManager(SparkConnectionManager):
         credentials = getattr(profile, "credentials", None)
         if isinstance(credentials, JammiCredentials):
             apply_session_defaults(credentials, getattr(profile, "project_root", None))
+        self.tenant_guard = TenantGuard(lambda: bound_tenant_of(profile))
+
+    def add_query(
+        self,
+        sql: str,
+        auto_begin: bool = True,
+        bindings: Optional[Any] = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """dbt-spark's add_query, behind the tenant read guard in a bound run."""
+        if self.tenant_guard.tenant is not None:
+            check_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
+        return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
@@ -39,3 +56,20 @@ class JammiConnectionManager(SparkConnectionManager):
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
         make_empty_results_safe(connection.handle)
         return connection
+
+
+def bound_tenant_of(profile: Any) -> Optional[str]:
+    """The tenant a run is bound to: var jammi_tenant (--vars, then dbt_project.yml's
+    top-level vars), else the profile field ``tenant``; None when unbound."""
+    cli_vars = getattr(profile, "cli_vars", None) or {}
+    if "jammi_tenant" in cli_vars and cli_vars["jammi_tenant"] is not None:
+        return validate_tenant_value(
+            cli_vars["jammi_tenant"], "tenant binding (var 'jammi_tenant')"
+        )
+    project_vars = getattr(getattr(profile, "vars", None), "vars", None) or {}
+    if project_vars.get("jammi_tenant") is not None:
+        return validate_tenant_value(project_vars["jammi_tenant"], "var 'jammi_tenant'")
+    tenant = getattr(getattr(profile, "credentials", None), "tenant", None)
+    if tenant is None:
+        return None
+    return validate_tenant_value(tenant, "profile field 'tenant'")

@@ -15,18 +15,19 @@ from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinitio
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.predicates import validate_predicate
 from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.session import (
     SessionCapabilities,
     cached_capabilities,
     remember_capabilities,
 )
+from dbt.adapters.jammi.tenant_guard_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic import TopicAdapterMixin
 from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
 from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
 from dbt.adapters.jammi.validation import (
     quote_identifier,
-    require_sql_predicate,
     sql_string_literal,
     validate_registry_schema,
     validate_tenant_value,
@@ -74,6 +75,7 @@ class JammiAdapter(
     TopicAdapterMixin,
     TopicRegistrationAdapterMixin,
     TopicStagingAdapterMixin,
+    TenantGuardAdapterMixin,
     SparkAdapter,
 ):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
@@ -160,7 +162,9 @@ class JammiAdapter(
 
     @available
     def validate_predicate(self, predicate: Any, option: str, subject: str) -> str:
-        return require_sql_predicate(predicate, option, subject)
+        """One boolean expression, parsed (sqlglot's Spark dialect): no subquery, no
+        statement separator, no comment, balanced -- safe to splice (predicates.py)."""
+        return validate_predicate(predicate, subject, option)
 
     # --- session capabilities ----------------------------------------------------
 

@@ -317,24 +317,3 @@ def batch_error(
         f"{subject}: {problem}\n  Sample ({', '.join(columns)}):\n"
         f"{_sample(rows, columns)}\n  Fix: {fix}"
     )
-
-
-def unscoped_tenant_reads(
-    compiled_sql: str, relation_names: Sequence[str], tenant_literal: str
-) -> list[str]:
-    """Mutable tables that ``compiled_sql`` reads without ``tenant_scoped()``.
-
-    tenant_scoped() renders ``(select * from <relation> where (tenant_id = <tenant> or
-    tenant_id is null))``; every other occurrence of the relation is an unscoped read."""
-    scoped_suffix = re.compile(
-        r"\s+where\s+\(tenant_id\s*=\s*" + re.escape(tenant_literal) + r"\s+or\s+tenant_id",
-        re.IGNORECASE,
-    )
-    unscoped = []
-    for name in dict.fromkeys(n for n in relation_names if n):
-        pattern = re.compile(r"(?<![\w.`])" + re.escape(name) + r"(?![\w`])", re.IGNORECASE)
-        for match in pattern.finditer(compiled_sql):
-            if not scoped_suffix.match(compiled_sql, match.end()):
-                unscoped.append(name)
-                break
-    return unscoped

@@ -194,23 +194,6 @@ class MutableTableAdapterMixin(StatementsMixin):
             return []
         return sorted(storage.list_children(base))
 
-    # --- tenant scope ------------------------------------------------------------
-
-    @available
-    def mutable_check_tenant_reads(
-        self, model_name: str, compiled_sql: str, relation_names: Sequence[str], tenant: str
-    ) -> None:
-        """Fail a run bound to ``tenant`` that reads a mutable table without
-        tenant_scoped(), instead of silently showing it other tenants' rows."""
-        literal = sql_string_literal(tenant)
-        unscoped = mutable.unscoped_tenant_reads(compiled_sql or "", relation_names, literal)
-        if unscoped:
-            raise mutable.MutableRunError(
-                f"model '{model_name}' reads {', '.join(unscoped)} without tenant_scoped() in "
-                f"a run bound to a tenant; it would see every tenant's rows.\n  Fix: read it "
-                "as {{ tenant_scoped(ref('...')) }}"
-            )
-
     # --- errors --------------------------------------------------------------------
 
     @available

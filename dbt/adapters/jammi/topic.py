@@ -31,6 +31,7 @@ from dbt.adapters.base import available
 
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.statements import StatementsMixin
+from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
 from dbt.adapters.jammi.topic_staging import (
     check_claimable,
     publish_id,
@@ -282,22 +283,18 @@ def events_select_sql(
     where: Optional[str],
     include_to: bool = True,
 ) -> str:
-    """The consumer's view of a topic: engine columns renamed, range and tenant bound."""
+    """The consumer's view of a topic: engine columns renamed, range bound, over the
+    tenant-scoped backing table (the scope is applied first, so ``where`` -- already
+    parsed as one expression -- only ever filters rows the run may see)."""
     select = [f"{quote_identifier(src)} as {dst}" for src, dst in EVENT_COLUMNS.items()]
     select[3:3] = [quote_identifier(c) for c in columns]
     filters = [f"_offset > {int(after)}"]
     if upto is not None:
         filters.append(f"_offset <= {int(upto)}" if include_to else f"_offset < {int(upto)}")
-    filters.extend(tenant_filter(tenant))
     if where:
         filters.append(f"({where})")
-    return f"select {', '.join(select)} from {backing} where {' and '.join(filters)}"
-
-
-def tenant_filter(tenant: Optional[str]) -> list[str]:
-    if tenant is None:
-        return []
-    return [f"(tenant_id is null or tenant_id = {sql_string_literal(tenant)})"]
+    source = scoped_relation_sql(backing, tenant)
+    return f"select {', '.join(select)} from {source} where {' and '.join(filters)}"
 
 
 # --- adapter methods (mixed into JammiAdapter) ---------------------------------

@@ -122,7 +122,7 @@ class TestMutableTenants(MutableProjectBase):
         )
         assert len(results.results) == 3
         for result in results.results:
-            assert "without tenant_scoped()" in result.message, result.node.name
+            assert "without the adapter's tenant scope" in result.message, result.node.name
         assert not table_exists(project, "leaky")
         assert not table_exists(project, "guarded_table")
         assert not table_exists(project, "guarded_view")

@@ -15,12 +15,7 @@
 {%- endmacro %}
 
 {% macro default__tenant_scoped(relation) -%}
-  {%- set tenant = jammi_bound_tenant() -%}
-  {%- if tenant is none -%}
-    {{ relation }}
-  {%- else -%}
-    (select * from {{ relation }} where {{ tenant_visible_clause(tenant) }})
-  {%- endif -%}
+  {{ adapter.tenant_scoped_sql(relation, jammi_bound_tenant()) }}
 {%- endmacro %}
 
 
@@ -59,24 +54,21 @@
 {%- endmacro %}
 
 
-{#-- In a run bound to a tenant, fail a model that reads a mutable table or topic without
-     tenant_scoped(). The mutable_table materialization calls it; guard every other
-     model with a project-wide hook:
-       models:
-         +pre-hook: "{{ jammi_check_tenant_reads() }}"
-     (renders no SQL). --#}
+{#-- In a run bound to a tenant, fail the current model now -- before its materialization
+     writes anything -- when its SQL reads a tenant-scoped relation (a mutable table, a
+     topic) without the adapter's scope. Every statement of a bound run is checked again
+     when it runs (docs/tenancy.md); this early check is what keeps a rejected model from
+     e.g. dropping the table it would have replaced. The jammi materializations call it;
+     renders no SQL. --#}
 {% macro jammi_check_tenant_reads() -%}
   {%- if execute -%}
-    {%- set tenant = jammi_bound_tenant() -%}
-    {%- if tenant is not none -%}
-      {%- set relations = [] -%}
-      {%- for uid in model.depends_on.nodes -%}
-        {%- set node = graph.nodes.get(uid) -%}
-        {%- if node and node.config.materialized in ('mutable_table', 'topic') and node.relation_name -%}
-          {%- do relations.append(node.relation_name) -%}
-        {%- endif -%}
-      {%- endfor -%}
-      {%- do adapter.mutable_check_tenant_reads(model.name, model.compiled_code or '', relations, tenant) -%}
-    {%- endif -%}
+    {%- do adapter.tenant_guard_check_sql(model.compiled_code or '') -%}
   {%- endif -%}
+{%- endmacro %}
+
+
+{#-- A statement the adapter's own macros generate (offsets, registry rows), run without
+     the tenant read guard; returns the rows like run_query. Not for model SQL. --#}
+{% macro jammi_engine_query(sql) -%}
+  {{ return(adapter.tenant_guard_engine_query(sql)) }}
 {%- endmacro %}

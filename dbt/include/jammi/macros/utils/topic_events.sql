@@ -69,7 +69,7 @@
   {%- if not topic_table_exists(consumers) -%}
     {{ return(0) }}
   {%- endif -%}
-  {%- set rows = run_query("select coalesce(max(last_offset), 0) from " ~ consumers
+  {%- set rows = jammi_engine_query("select coalesce(max(last_offset), 0) from " ~ consumers
       ~ " where topic_id = " ~ adapter.sql_string(topic_id)
       ~ " and consumer = " ~ adapter.sql_string(consumer)
       ~ " and tenant_id <=> " ~ (adapter.sql_string(tenant) if tenant is not none else "null")) -%}
@@ -80,7 +80,7 @@
 {#-- The newest committed offset of a topic (0: none). --#}
 {% macro fetch_topic_high_water_mark(backing, registration) -%}
   {%- if registration.file_format == 'delta' -%}
-    {%- set rows = run_query("select coalesce(max(_offset), 0) from " ~ backing) -%}
+    {%- set rows = jammi_engine_query("select coalesce(max(_offset), 0) from " ~ backing) -%}
     {{ return(rows[0][0] | int) }}
   {%- endif -%}
   {%- set offsets = adapter.topic_offsets_from_partitions(run_query("show partitions " ~ backing)) -%}
@@ -93,8 +93,8 @@
   {%- if execute -%}
     {%- for consumed in adapter.topic_take_consumed(model.unique_id) if consumed.upto > consumed.after -%}
       {%- set consumers = api.Relation.create(schema=consumed.topic_schema, identifier='topic_consumers', type='table') -%}
-      {% do run_query(get_create_topic_consumers_sql(consumers)) %}
-      {% do run_query("insert into " ~ consumers ~ " values ("
+      {% do jammi_engine_query(get_create_topic_consumers_sql(consumers)) %}
+      {% do jammi_engine_query("insert into " ~ consumers ~ " values ("
           ~ adapter.sql_string(model.unique_id) ~ ", "
           ~ (adapter.sql_string(consumed.tenant) if consumed.tenant is not none else "null") ~ ", "
           ~ adapter.sql_string(consumed.topic_id) ~ ", "

@@ -4,13 +4,16 @@
      from {{ topic_range(ref('cdc_orders'), 3, 5) }}         -- offsets 3..5 (inclusive)
 
      Both keep the engine column names (_offset, _row_idx, _produced_at) and, in a run
-     bound to a tenant, show only that tenant's and shared events. --#}
+     bound to a tenant, show only that tenant's and shared events (a subquery over the
+     backing table, in the one shape the tenant read guard accepts). --#}
 {% macro topic_backing_table(topic) -%}
   {%- if not execute -%}
     {{ return(topic) }}
   {%- endif -%}
   {% do topic_session_setup() %}
-  {{ return(topic_backing_relation(topic, topic_require_registration(topic))) }}
+  {%- set backing = topic_backing_relation(topic, topic_require_registration(topic)) -%}
+  {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
+  {{ return(backing if tenant is none else adapter.tenant_scoped_sql(backing, tenant)) }}
 {%- endmacro %}
 
 
@@ -18,9 +21,5 @@
   {%- set filters = [] -%}
   {%- if from_offset is not none -%}{%- do filters.append('_offset >= ' ~ (from_offset | int)) -%}{%- endif -%}
   {%- if to_offset is not none -%}{%- do filters.append('_offset <= ' ~ (to_offset | int)) -%}{%- endif -%}
-  {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
-  {%- if tenant is not none -%}
-    {%- do filters.append('(tenant_id is null or tenant_id = ' ~ adapter.sql_string(tenant) ~ ')') -%}
-  {%- endif -%}
   (select * from {{ topic_backing_table(topic) }}{% if filters %} where {{ filters | join(' and ') }}{% endif %})
 {%- endmacro %}

@@ -20,6 +20,9 @@
   {%- endif -%}
   {%- do jammi_check_tenant_reads() -%}
   {{ run_hooks(pre_hooks) }}
+  {#-- the model's SQL passed the tenant read guard: this node's own statements (which
+       read the whole table to plan and rewrite it) run trusted until the post-hooks --#}
+  {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- 2. batch: the model's output, validated before anything (even its temp view) is
        created; the batch checks drop the view when they reject the batch --#}
@@ -74,6 +77,7 @@
   {%- do store_raw_result('main', message=counts.message, code='MUTABLE', rows_affected=counts.total) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
+  {%- do adapter.tenant_guard_trust(false) -%}
   {{ run_hooks(post_hooks) }}
   {{ return({'relations': [target_relation]}) }}
 

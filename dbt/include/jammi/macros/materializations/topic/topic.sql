@@ -13,7 +13,9 @@
   {%- set output_columns = fetch_topic_output_columns(sql) -%}
   {%- set definition = adapter.topic_definition(model.name, output_columns, config.model.config) -%}
 
+  {%- do jammi_check_tenant_reads() -%}
   {{ run_hooks(pre_hooks) }}
+  {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- register: find this model's topic, or claim its name (backing table, then registry partition);
        create the view only when it is missing or wrong --#}
@@ -29,13 +31,16 @@
   {#-- retention: drop expired offsets that every registered consumer has consumed --#}
   {% do apply_topic_retention(backing, topic, definition) %}
 
+  {%- do adapter.tenant_guard_trust(false) -%}
   {{ run_hooks(post_hooks) }}
+  {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- commit: claim the next offset for the staged batch, atomically and once --#}
   {%- set offset = apply_topic_publish(backing, topic, staging) -%}
   {{ log("topic " ~ topic.name ~ ": published offset " ~ offset ~ " to " ~ backing) }}
 
   {% do persist_docs(target_relation, model) %}
+  {%- do adapter.tenant_guard_trust(false) -%}
 
   {{ return({'relations': [target_relation]}) }}
 

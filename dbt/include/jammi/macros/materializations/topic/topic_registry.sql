@@ -36,7 +36,7 @@
 
 
 {% macro fetch_topic_registry_row(registry, condition) -%}
-  {%- set rows = run_query(
+  {%- set rows = jammi_engine_query(
       "select topic_id, name, backing_table, schema_json, file_format, relation_name "
       ~ "from " ~ registry ~ " where " ~ condition ~ " order by created_at limit 1") -%}
   {%- if rows | length == 0 -%}
@@ -50,7 +50,7 @@
 
 
 {% macro fetch_topic_name_owner(registry, name) -%}
-  {%- set rows = run_query("select relation_name from " ~ registry ~ " where name = "
+  {%- set rows = jammi_engine_query("select relation_name from " ~ registry ~ " where name = "
                            ~ adapter.sql_string(name) ~ " limit 1") -%}
   {{ return(rows[0][0] if rows | length > 0 else none) }}
 {%- endmacro %}
@@ -247,6 +247,6 @@
      and prunes them itself (same result). Set on the session before topic reads. --#}
 {% macro topic_session_setup() -%}
   {%- if execute -%}
-    {% do run_query("set spark.sql.hive.metastorePartitionPruningFallbackOnException=true") %}
+    {% do jammi_engine_query("set spark.sql.hive.metastorePartitionPruningFallbackOnException=true") %}
   {%- endif -%}
 {%- endmacro %}

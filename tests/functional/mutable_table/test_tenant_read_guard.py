@@ -1,0 +1,201 @@
+"""The tenant read guard against every read path (issue 10): a run bound to 'acme' must
+never read 'globex' rows. Each leak model below read globex rows on cbd0805; each now
+fails before it writes anything. The scoped paths keep working and see only acme's and
+the shared rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dbt.tests.util import run_dbt
+
+from tests.functional.mutable_table.util import rows, run, table_exists
+
+PRICES = """
+{{ config(materialized='mutable_table', primary_key=['sku']) }}
+{% set b = var('batch', 'shared') %}
+select * from values
+{% if b == 'shared' %} ('s', 1) {% elif b == 'acme' %} ('a', 10) {% else %} ('g', 99) {% endif %}
+as t(sku, price)
+"""
+
+EVENTS = """
+{{ config(materialized='topic', topic_name='tenant.events') }}
+select '{{ var('who', 'shared') }}' as who
+"""
+
+SOURCES = """
+version: 2
+sources:
+  - name: jammi
+    schema: "{{ target.schema }}"
+    tables:
+      - name: prices
+"""
+
+EPHEMERAL = "{{ config(materialized='ephemeral') }} select * from {{ ref('prices') }}"
+
+# every one of these read globex rows in a run bound to acme on cbd0805
+LEAKS = {
+    "leak_source": "select * from {{ source('jammi', 'prices') }}",
+    "leak_plain": "select * from {{ target.schema }}.prices",
+    "leak_catalog": "select * from spark_catalog.{{ target.schema }}.prices",
+    "leak_backticked": "select * from `{{ target.schema }}`.`prices`",
+    "leak_spaced": "select * from {{ target.schema }} . prices",
+    "leak_forged": "select * from {{ ref('prices') }} "
+    "where (tenant_id = 'acme' or tenant_id is null) or true",
+    "leak_ephemeral": "select * from {{ ref('eph') }}",
+}
+
+# these were already blocked on cbd0805 and stay blocked
+BLOCKED = {
+    "blocked_ref": "select * from {{ ref('prices') }}",
+    "blocked_cte": "with p as (select * from {{ ref('prices') }}) select * from p",
+    "blocked_subquery": "select * from (select sku, price from {{ ref('prices') }}) x",
+    "blocked_view": "{{ config(materialized='view') }} select * from {{ ref('prices') }}",
+    "blocked_incremental": "{{ config(materialized='incremental') }} "
+    "select * from {{ ref('prices') }}",
+    "blocked_topic_view": "select * from {{ ref('events') }}",
+}
+
+LEAK_THIS = """
+{{ config(materialized='mutable_table', primary_key=['sku']) }}
+select 'x' as sku,
+  {% if is_incremental() %}(select max(price) from {{ this }}){% else %}0{% endif %} as price
+"""
+
+SCOPED_THIS = """
+{{ config(materialized='mutable_table', primary_key=['sku']) }}
+select 'x' as sku,
+  {% if is_incremental() %}(select max(price) + 1 from {{ tenant_scoped(this) }})
+  {% else %}0{% endif %} as price
+"""
+
+SCOPED = {
+    "ok_ref": "select sku, tenant_id from {{ tenant_scoped(ref('prices')) }}",
+    "ok_source": "select sku, tenant_id from {{ tenant_scoped(source('jammi', 'prices')) }}",
+    "ok_backing": "select who, tenant_id from {{ topic_backing_table(ref('events')) }}",
+    "ok_range": "select who, tenant_id from {{ topic_range(ref('events'), 1) }}",
+    "ok_events": "select who, event_tenant_id as tenant_id "
+    "from {{ topic_events(ref('events'), where=\"who <> 'nobody'\") }}",
+}
+
+ESCAPING_WHERE = """
+select * from {{ topic_events(ref('events'), where="true) or (true") }}
+"""
+
+DELETE_WHEN_SUBQUERY = """
+{{ config(materialized='mutable_table', primary_key=['sku'],
+          delete_when="sku in (select sku from " ~ target.schema ~ ".prices where price > 50)") }}
+select 'a' as sku, 1 as price
+"""
+
+LEAK_TEST = "select * from {{ ref('prices') }} where tenant_id = 'globex'"
+
+ACME = {"jammi_tenant": "acme"}
+GUARD = "without the adapter's tenant scope"
+
+
+class TestTenantReadGuard:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "prices.sql": PRICES,
+            "events.sql": EVENTS,
+            "sources.yml": SOURCES,
+            "eph.sql": EPHEMERAL,
+            "leak_this.sql": LEAK_THIS,
+            "scoped_this.sql": SCOPED_THIS,
+            "delete_when_subquery.sql": DELETE_WHEN_SUBQUERY,
+            **{f"{name}.sql": sql for name, sql in {**LEAKS, **BLOCKED, **SCOPED}.items()},
+        }
+
+    @pytest.fixture(scope="class")
+    def tests(self):
+        return {"leak_test.sql": LEAK_TEST}
+
+    @pytest.fixture(scope="class", autouse=True)
+    def tenants(self, project):
+        run(project, "prices", {"batch": "shared"})
+        run(project, "prices", {"batch": "acme", **ACME})
+        run(project, "prices", {"batch": "globex", "jammi_tenant": "globex"})
+        run(project, "events", {"who": "shared"})
+        run(project, "events", {"who": "acme", **ACME})
+        run(project, "events", {"who": "globex", "jammi_tenant": "globex"})
+
+    @pytest.fixture(scope="class")
+    def bound_results(self, project):
+        """One run bound to acme of every leak and blocked model (one dbt invocation)."""
+        names = [*LEAKS, *BLOCKED]
+        results = run(project, " ".join(names), ACME, expect_pass=False)
+        return {r.node.name: r for r in results.results}
+
+    @pytest.mark.parametrize("name", [*LEAKS, *BLOCKED])
+    def test_unscoped_read_fails_and_writes_nothing(self, project, bound_results, name):
+        result = bound_results[name]
+        assert result.status == "error", result.message
+        assert GUARD in result.message
+        read = "__topic_" if name == "blocked_topic_view" else f"{project.test_schema}.prices"
+        assert read in result.message
+        assert not table_exists(project, name)
+
+    def test_unbound_runs_read_every_tenant(self, project, bound_results):
+        run(project, " ".join(LEAKS))  # the admin reads everything, as before
+        got = rows(project, f"select count(*) from {project.test_schema}.leak_forged")
+        assert got == [(3,)]
+
+    def test_this_is_checked_like_any_read(self, project):
+        run(project, "leak_this scoped_this")  # first runs: no read of this
+        results = run(project, "leak_this", ACME, expect_pass=False)
+        assert GUARD in results.results[0].message
+        table = f"{project.test_schema}.leak_this"
+        assert rows(project, f"select sku, price, tenant_id from {table}") == [("x", 0, None)]
+        # tenant_scoped(this) reads acme's and the shared row only
+        run(project, "scoped_this", ACME)
+        got = rows(project, f"select tenant_id, price from {project.test_schema}.scoped_this "
+                            "order by 1 nulls first")
+        assert got == [(None, 0), ("acme", 1)]
+
+    def test_scoped_paths_see_own_and_shared_rows_only(self, project):
+        run(project, " ".join(SCOPED), ACME)
+        for name in SCOPED:
+            got = rows(project, f"select distinct tenant_id from {project.test_schema}.{name}")
+            assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
+
+    def test_delete_when_is_one_expression_without_subqueries(self, project):
+        results = run(project, "delete_when_subquery", ACME, expect_pass=False)
+        assert "contains a subquery" in results.results[0].message
+        assert not table_exists(project, "delete_when_subquery")
+
+    def test_tests_and_show_are_checked(self, project):
+        results = run_dbt(
+            ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)],
+            expect_pass=False,
+        )
+        assert results.results[0].status == "error"
+        assert GUARD in results.results[0].message
+        audit = f"{project.test_schema}_dbt_test__audit"
+        schemas = [r[0] for r in rows(project, "show schemas")]
+        if audit in schemas:
+            assert not rows(project, f"show tables in {audit} like 'leak_test'")
+
+        inline = f"select * from {project.test_schema}.prices where tenant_id = 'globex'"
+        with pytest.raises(Exception, match="tenant scope"):
+            run_dbt(["show", "--inline", inline, "--vars", json.dumps(ACME)])
+        shown = run_dbt(["show", "--inline", inline])  # unbound: the admin sees everything
+        assert len(shown.results[0].agate_table.rows) == 1
+
+
+class TestTopicEventsWhereIsOneExpression:
+    """topic_events(where=...) is parsed as one expression when the project is parsed:
+    a predicate that closes the adapter's parentheses never reaches Spark."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"events.sql": EVENTS, "escaping_where.sql": ESCAPING_WHERE}
+
+    def test_escaping_predicate_is_rejected(self, project):
+        with pytest.raises(Exception, match="is not one SQL expression"):
+            run_dbt(["run", "--vars", json.dumps(ACME)])
+        assert not table_exists(project, "escaping_where")
