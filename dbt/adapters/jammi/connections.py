@@ -38,8 +38,7 @@ class JammiConnectionManager(SparkConnectionManager):
         **kwargs: Any,
     ) -> Any:
         """dbt-spark's add_query, behind the tenant read guard in a bound run."""
-        if self.tenant_guard.tenant is not None:
-            check_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
+        check_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
         return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
 
     @classmethod

@@ -84,7 +84,9 @@ def _attr(text: str) -> Optional[tuple[str, int]]:
 
 def _split(items: str) -> list[str]:
     """Top-level comma split of ``a#1, cast(b#2 as int) AS b#3``."""
-    out, depth, current = [], 0, []
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in items:
         if char in "([":
             depth += 1

@@ -115,7 +115,8 @@ class TenantGuard:
     # --- the check ---------------------------------------------------------------
 
     def needs_check(self, sql: str, connection_name: Optional[str]) -> bool:
-        return self.tenant is not None and not self.is_trusted(connection_name) and reads_rows(sql)
+        """Cheapest test first; an invalid binding fails the first statement that reads."""
+        return reads_rows(sql) and not self.is_trusted(connection_name) and self.tenant is not None
 
     def check_plan(
         self,

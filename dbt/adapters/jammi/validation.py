@@ -175,28 +175,6 @@ def require_positive_int(value: Any, option: str, subject: str) -> int:
     return value
 
 
-def require_sql_predicate(value: Any, option: str, subject: str) -> str:
-    """A predicate that is spliced into SQL: one boolean expression, nothing more."""
-    if not isinstance(value, str) or not value.strip():
-        raise JammiValidationError(
-            subject,
-            f"'{option}' must be a SQL predicate string, got {value!r}",
-            f"set {option} to an expression such as \"op = 'd'\"",
-        )
-    stripped = _strip_string_literals(value)
-    if ";" in stripped or "--" in stripped or "/*" in stripped:
-        raise JammiValidationError(
-            subject,
-            f"'{option}' must be a single boolean expression without ';' or comments",
-            f"remove the statement separator or comment from {option}",
-        )
-    return value
-
-
-def _strip_string_literals(sql: str) -> str:
-    return re.sub(r"'(?:[^'\\]|\\.|'')*'", "''", sql)
-
-
 def validate_tenant_value(value: Any, subject: str) -> str:
     """Tenant values are data: any printable text is stored literally (rendered only
     through ``sql_string_literal``); control characters and over-long values are refused."""
