@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from tests.functional.mutable_table.util import rows, run, table_exists
 
@@ -93,6 +93,12 @@ select 'a' as sku, 1 as price
 
 LEAK_TEST = "select * from {{ ref('prices') }} where tenant_id = 'globex'"
 
+LEAK_OPERATION = """
+{% macro leak_operation() %}
+  {% do log(run_query('select count(*) from ' ~ target.schema ~ '.prices').rows[0][0], info=true) %}
+{% endmacro %}
+"""
+
 ACME = {"jammi_tenant": "acme"}
 GUARD = "without the adapter's tenant scope"
 
@@ -114,6 +120,10 @@ class TestTenantReadGuard:
     @pytest.fixture(scope="class")
     def tests(self):
         return {"leak_test.sql": LEAK_TEST}
+
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"leak_operation.sql": LEAK_OPERATION}
 
     @pytest.fixture(scope="class", autouse=True)
     def tenants(self, project):
@@ -153,8 +163,11 @@ class TestTenantReadGuard:
         assert rows(project, f"select sku, price, tenant_id from {table}") == [("x", 0, None)]
         # tenant_scoped(this) reads acme's and the shared row only
         run(project, "scoped_this", ACME)
-        got = rows(project, f"select tenant_id, price from {project.test_schema}.scoped_this "
-                            "order by 1 nulls first")
+        got = rows(
+            project,
+            f"select tenant_id, price from {project.test_schema}.scoped_this "
+            "order by 1 nulls first",
+        )
         assert got == [(None, 0), ("acme", 1)]
 
     def test_scoped_paths_see_own_and_shared_rows_only(self, project):
@@ -168,7 +181,7 @@ class TestTenantReadGuard:
         assert "contains a subquery" in results.results[0].message
         assert not table_exists(project, "delete_when_subquery")
 
-    def test_tests_and_show_are_checked(self, project):
+    def test_tests_operations_and_show_are_checked(self, project):
         results = run_dbt(
             ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)],
             expect_pass=False,
@@ -179,6 +192,11 @@ class TestTenantReadGuard:
         schemas = [r[0] for r in rows(project, "show schemas")]
         if audit in schemas:
             assert not rows(project, f"show tables in {audit} like 'leak_test'")
+
+        _, log = run_dbt_and_capture(
+            ["run-operation", "leak_operation", "--vars", json.dumps(ACME)], expect_pass=False
+        )
+        assert GUARD in log
 
         inline = f"select * from {project.test_schema}.prices where tenant_id = 'globex'"
         with pytest.raises(Exception, match="tenant scope"):
