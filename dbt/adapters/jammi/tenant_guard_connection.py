@@ -38,12 +38,12 @@ def _with_bindings(sql: str, bindings: Optional[Any]) -> str:
 
 
 def _remote_rows(connection: Connection, sql: str, bindings: Optional[Any] = None) -> list:
+    """Rows of ``sql`` on the connection, the way dbt runs a statement: a fresh cursor,
+    left to the next ``cursor()`` call (closing dbt-spark's wrapper closes the
+    connection itself)."""
     cursor = connection.handle.cursor()
-    try:
-        cursor.execute(sql, bindings)
-        return list(cursor.fetchall() or [])
-    finally:
-        cursor.close()
+    cursor.execute(sql, bindings)
+    return list(cursor.fetchall() or [])
 
 
 def statement_plan(connection: Connection, sql: str, bindings: Any, tenant: str) -> PlanNode:

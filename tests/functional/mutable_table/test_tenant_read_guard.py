@@ -72,6 +72,7 @@ select 'x' as sku,
   {% else %}0{% endif %} as price
 """
 
+TABLE = "{{ config(materialized='table') }}\n"
 SCOPED = {
     "ok_ref": "select sku, tenant_id from {{ tenant_scoped(ref('prices')) }}",
     "ok_source": "select sku, tenant_id from {{ tenant_scoped(source('jammi', 'prices')) }}",
@@ -114,7 +115,8 @@ class TestTenantReadGuard:
             "leak_this.sql": LEAK_THIS,
             "scoped_this.sql": SCOPED_THIS,
             "delete_when_subquery.sql": DELETE_WHEN_SUBQUERY,
-            **{f"{name}.sql": sql for name, sql in {**LEAKS, **BLOCKED, **SCOPED}.items()},
+            **{f"{name}.sql": sql for name, sql in {**LEAKS, **BLOCKED}.items()},
+            **{f"{name}.sql": TABLE + sql for name, sql in SCOPED.items()},
         }
 
     @pytest.fixture(scope="class")
