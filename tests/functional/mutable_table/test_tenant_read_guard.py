@@ -153,8 +153,11 @@ class TestTenantReadGuard:
         assert rows(project, f"select sku, price, tenant_id from {table}") == [("x", 0, None)]
         # tenant_scoped(this) reads acme's and the shared row only
         run(project, "scoped_this", ACME)
-        got = rows(project, f"select tenant_id, price from {project.test_schema}.scoped_this "
-                            "order by 1 nulls first")
+        got = rows(
+            project,
+            f"select tenant_id, price from {project.test_schema}.scoped_this "
+            "order by 1 nulls first",
+        )
         assert got == [(None, 0), ("acme", 1)]
 
     def test_scoped_paths_see_own_and_shared_rows_only(self, project):
