@@ -19,6 +19,7 @@ from dbt.adapters.jammi.tenant_plan import (
     OTHER,
     PROJECT,
     RELATION,
+    UNNAMED_SCAN,
     PlanNode,
     scoped_relation_sql,
     table_key,
@@ -153,6 +154,30 @@ Project [a#1]
    +- RelationV2[a#1, tenant_id#2] spark_catalog.d.t
 """)
     assert unscoped_reads(parse_plan(v2, "acme"), mutable) == ["d.t"]
+
+
+def test_scans_by_path_count_as_tenant_scoped():
+    # `select * from delta.`<location>`` (or parquet.`<dir>`): a relation without a
+    # catalog table; a tenant table's files are one path away, so it needs the scope too
+    by_path = explain("""
+sku: string, tenant_id: string
+Project [sku#86, tenant_id#87]
++- SubqueryAlias spark_catalog.delta.`file:/w/d.db/t`
+   +- Relation [sku#86,tenant_id#87] parquet
+""")
+    assert unscoped_reads(parse_plan(by_path, "acme"), lambda t: False) == [UNNAMED_SCAN]
+    scoped = explain("""
+sku: string, tenant_id: string
+Project [sku#92, tenant_id#93]
++- SubqueryAlias __auto_generated_subquery_name
+   +- Project [sku#92, tenant_id#93]
+      +- Filter ((tenant_id#93 = acme) OR isnull(tenant_id#93))
+         +- SubqueryAlias spark_catalog.delta.`file:/w/d.db/t`
+            +- Relation [sku#92,tenant_id#93] parquet
+""")
+    assert unscoped_reads(parse_plan(scoped, "acme"), lambda t: False) == []
+    without_tenant = PlanNode(RELATION, table=None, attrs={"sku": 1})
+    assert unscoped_reads(PlanNode(OTHER, children=[without_tenant]), lambda t: True) == []
 
 
 def test_projection_that_drops_tenant_id_before_the_filter_is_unscoped():

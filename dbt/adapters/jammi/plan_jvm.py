@@ -47,9 +47,21 @@ def _attrs(plan: Any) -> dict[str, int]:
 def _convert(plan: Any, tenant: str, logical: Any) -> PlanNode:
     kind = plan.getClass().getSimpleName()
     node = _node(plan, kind, tenant)
-    nested = _seq(plan.children()) + _seq(plan.innerChildren()) + _seq(plan.subqueries())
+    nested = _seq(plan.children()) + _seq(plan.innerChildren())
+    if not nested:
+        nested = _plan_fields(plan, logical)
+    nested += _seq(plan.subqueries())
     node.children = [_convert(p, tenant, logical) for p in nested if logical.isInstance(p)]
     return node
+
+
+def _plan_fields(plan: Any, logical: Any) -> list[Any]:
+    """Plans a leaf node holds as constructor fields without exposing them as children
+    or inner children: a command the analyzer resolved keeps the queries it will run
+    there (Delta's MERGE, UPDATE and DELETE are leaf commands holding their ``source``
+    and ``target`` scans). Read only for leaves, so no plan is converted twice."""
+    fields = [plan.productElement(i) for i in range(plan.productArity())]
+    return [f for f in fields if logical.isInstance(f)]
 
 
 def _node(plan: Any, kind: str, tenant: str) -> PlanNode:

@@ -23,7 +23,7 @@ from typing import Optional
 
 from dbt.adapters.jammi.validation import TENANT_COLUMN, sql_string_literal
 
-RELATION = "relation"  # a scan of a catalog table: table, attrs
+RELATION = "relation"  # a scan: table (None when read by path), attrs
 VIEW = "view"  # a catalog or temporary view: table, attrs (its output)
 ALIAS = "alias"  # SubqueryAlias: passes everything through
 PROJECT = "project"  # passthrough: input attr id -> output attr ids (plain or cast attrs)
@@ -65,6 +65,11 @@ def table_key(name: str) -> str:
     return ".".join(parts)
 
 
+# How a scan without a catalog table is named in the guard's error: Spark resolved it
+# from a path (``delta.`<location>` ``, ``parquet.`<dir>` ``), so it cannot be looked up.
+UNNAMED_SCAN = "a table read by its path"
+
+
 def is_topic_backing(table: str) -> bool:
     return table.rsplit(".", 1)[-1].startswith("__topic_")
 
@@ -95,16 +100,21 @@ def unscoped_reads(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> li
     ``is_tenant_table`` answers for tables that carry a ``tenant_id`` column and are not
     topic backing tables (it may look the table up: mutable tables carry their definition
     as a table property); it is asked at most once per table per call.
+
+    A scan with a ``tenant_id`` column that Spark resolved from a path, not from the
+    catalog (``delta.`<location>` ``, ``parquet.`<dir>` ``: a relation without a catalog
+    table), cannot be looked up, and a tenant-scoped table's own files are one such path
+    away: it counts as tenant-scoped and is reported as :data:`UNNAMED_SCAN`.
     """
-    answers: dict[str, bool] = {}
+    answers: dict[str, bool] = {UNNAMED_SCAN: True}
     unscoped: list[str] = []
     for node, parents in root.walk():
-        if node.kind != RELATION or not node.table:
+        if node.kind != RELATION:
             continue
         attr = node.attrs.get(TENANT_COLUMN)
         if attr is None:
             continue
-        table = node.table
+        table = node.table or UNNAMED_SCAN
         if table not in answers:
             answers[table] = is_topic_backing(table) or is_tenant_table(table)
         if not answers[table]:

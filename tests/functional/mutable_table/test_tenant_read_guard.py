@@ -10,7 +10,8 @@ import json
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.functional.mutable_table.util import rows, run, table_exists
+from dbt.adapters.jammi.tenant_plan import UNNAMED_SCAN
+from tests.functional.mutable_table.util import MutableProjectBase, rows, run, table_exists
 
 PRICES = """
 {{ config(materialized='mutable_table', primary_key=['sku']) }}
@@ -46,7 +47,27 @@ LEAKS = {
     "leak_forged": "select * from {{ ref('prices') }} "
     "where (tenant_id = 'acme' or tenant_id is null) or true",
     "leak_ephemeral": "select * from {{ ref('eph') }}",
+    # the table's own files, by path: parquet.`<version dir>` or delta.`<location>`
+    "leak_by_path": """
+-- depends_on: {{ ref('prices') }}
+{% set ns = namespace(location='') -%}
+{%- if execute -%}
+  {%- for row in run_query('describe table extended ' ~ ref('prices')) -%}
+    {%- if row[0] == 'Location' -%}{%- set ns.location = row[1] -%}{%- endif -%}
+  {%- endfor -%}
+{%- endif -%}
+select sku, price, tenant_id from {{ config.get('file_format') }}.`{{ ns.location }}`
+""",
 }
+
+# a MERGE reads its source (Delta keeps it in a field of a leaf command, not a child)
+LEAK_MERGE = """
+{% macro leak_merge() %}
+  {% do run_query("merge into " ~ target.schema ~ ".sink t using " ~ target.schema
+     ~ ".prices s on t.sku = s.sku when not matched then insert (sku) values (s.sku)") %}
+{% endmacro %}
+"""
+SINK = "{{ config(materialized='table') }} select 'none' as sku where false"
 
 # these were already blocked on cbd0805 and stay blocked
 BLOCKED = {
@@ -104,11 +125,12 @@ ACME = {"jammi_tenant": "acme"}
 GUARD = "without the adapter's tenant scope"
 
 
-class TestTenantReadGuard:
+class TestTenantReadGuard(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
         return {
             "prices.sql": PRICES,
+            "sink.sql": SINK,
             "events.sql": EVENTS,
             "sources.yml": SOURCES,
             "eph.sql": EPHEMERAL,
@@ -125,7 +147,7 @@ class TestTenantReadGuard:
 
     @pytest.fixture(scope="class")
     def macros(self):
-        return {"leak_operation.sql": LEAK_OPERATION}
+        return {"leak_operation.sql": LEAK_OPERATION, "leak_merge.sql": LEAK_MERGE}
 
     @pytest.fixture(scope="class", autouse=True)
     def tenants(self, project):
@@ -148,7 +170,9 @@ class TestTenantReadGuard:
         result = bound_results[name]
         assert result.status == "error", result.message
         assert GUARD in result.message
-        read = "__topic_" if name == "blocked_topic_view" else f"{project.test_schema}.prices"
+        read = {"blocked_topic_view": "__topic_", "leak_by_path": UNNAMED_SCAN}.get(
+            name, f"{project.test_schema}.prices"
+        )
         assert read in result.message
         assert not table_exists(project, name)
 
@@ -177,6 +201,16 @@ class TestTenantReadGuard:
         for name in SCOPED:
             got = rows(project, f"select distinct tenant_id from {project.test_schema}.{name}")
             assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
+
+    def test_merge_source_is_checked(self, project, fmt):
+        if fmt != "delta":
+            pytest.skip("MERGE INTO needs a Delta table (the delta lane runs this)")
+        run(project, "sink")
+        # bound to acme: refused before it runs (it would copy globex's sku)
+        run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)], expect_pass=False)
+        assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(0,)]
+        run_dbt(["run-operation", "leak_merge"])  # unbound: the admin copies every sku
+        assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(3,)]
 
     def test_delete_when_is_one_expression_without_subqueries(self, project):
         results = run(project, "delete_when_subquery", ACME, expect_pass=False)

@@ -76,11 +76,29 @@ def version_dirs(project, table: str) -> list[str]:
 
 
 class MutableProjectBase:
-    """A dbt project per class; `fmt` is the file format the class runs with."""
+    """A dbt project per class and file format; `fmt` is the format the class runs with.
+
+    `fmt` is a class-scoped parameter. When pytest moves from one param to the next it
+    tears down every fixture that depends on `fmt` -- through `project_config_update`
+    that is dbt-tests-adapter's `dbt_project_yml`, `adapter`, `project_setup` and
+    `project_files` -- and keeps the ones that do not. Its `project_root` (a tmpdir) and
+    `unique_schema` depend on neither, so the second param would write its project into
+    the first one's directory (`mkdir models`: FileExistsError) and reuse its schema
+    name. Both depend on `fmt` here: each format gets a fresh project directory and its
+    own schema, as if it were a class of its own.
+    """
 
     @pytest.fixture(scope="class", params=FILE_FORMATS)
     def fmt(self, request):
         return request.param
+
+    @pytest.fixture(scope="class")
+    def project_root(self, tmpdir_factory, fmt):
+        return tmpdir_factory.mktemp(f"project_{fmt}")
+
+    @pytest.fixture(scope="class")
+    def unique_schema(self, request, prefix, fmt) -> str:
+        return f"{prefix}_{request.module.__name__.split('.')[-1]}_{fmt}"
 
     @pytest.fixture(scope="class")
     def project_config_update(self, fmt):
