@@ -19,13 +19,6 @@
 {%- endmacro %}
 
 
-{#-- Rows a run bound to `tenant` may read: its own and shared ones. --#}
-{% macro tenant_visible_clause(tenant, alias=none) -%}
-  {%- set column = (alias ~ '.' if alias else '') ~ 'tenant_id' -%}
-  ({{ column }} = {{ adapter.sql_string(tenant) }} or {{ column }} is null)
-{%- endmacro %}
-
-
 {#-- The tenant_id a batch row is stamped with: the bound tenant, else the tenant_from
      column, else NULL (a shared row). --#}
 {% macro mutable_tenant_expr(definition, tenant) -%}
