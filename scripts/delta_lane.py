@@ -1,7 +1,15 @@
 """Run the feature tests with file_format delta wherever Delta Lake can be loaded.
 
-Delta's Spark jars come from Maven Central (spark.jars.packages) or from local jars
-named in JAMMI_DELTA_JARS. When neither works, the lane is skipped with the reason.
+Delta's Spark jars come from local jars or from Maven Central (spark.jars.packages):
+- JAMMI_DELTA_JARS=/path/a.jar,/path/b.jar (or a directory holding the jars);
+- else the jars in ../shared/jars/delta beside the repository, when present (offline
+  machines: CI);
+- else Maven coordinates (JAMMI_DELTA_PACKAGES, default io.delta:delta-spark_2.12:3.2.1).
+When Delta cannot be loaded the lane is skipped with the reason -- or fails, with
+JAMMI_DELTA_REQUIRED=1 (CI sets it: a skipped lane never counts as passing there).
+
+Only the tests that configure a file format run here (the feature tests and the Delta
+suites); a class parametrized over formats runs its delta param only (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -9,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 PROBE = """
 import os
@@ -47,17 +56,39 @@ def delta_problem() -> str | None:
     return None
 
 
+REPO = Path(__file__).resolve().parent.parent
+SHARED_JARS = REPO.parent / "shared" / "jars" / "delta"
+TESTS = [
+    "tests/functional/mutable_table",
+    "tests/functional/scd2",
+    "tests/functional/topic",
+    "tests/functional/adapter/test_delta_suites.py",
+]
+
+
+def local_jars(setting: str | None) -> str | None:
+    """The comma-separated jar list for spark.jars: JAMMI_DELTA_JARS (files, or a
+    directory of jars), else ../shared/jars/delta when it holds jars, else None."""
+    if setting:
+        path = Path(setting)
+        return ",".join(str(j) for j in sorted(path.glob("*.jar"))) if path.is_dir() else setting
+    jars = sorted(SHARED_JARS.glob("*.jar")) if SHARED_JARS.is_dir() else []
+    return ",".join(str(j) for j in jars) or None
+
+
 def main() -> int:
+    jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
+    if jars:
+        os.environ["JAMMI_DELTA_JARS"] = jars
+    source = f"jars {jars}" if jars else "Maven packages"
     problem = delta_problem()
     if problem:
         print(f"delta lane SKIPPED: Delta Lake is not available on this machine ({problem})")
-        return 0
+        return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
-    # dbt_spark_suite: dbt-spark's own macros, nothing Delta changes; run once, in `make
-    # functional`.
     only = "not thrift and not dbt_spark_suite"
-    tests = ["tests/functional", "-q", "-p", "no:cacheprovider", "-m", only]
-    print("delta lane: running functional tests with file_format=delta")
+    tests = [*TESTS, "-q", "-p", "no:cacheprovider", "-m", only]
+    print(f"delta lane: running the feature tests with file_format=delta ({source})")
     return subprocess.call([sys.executable, "-m", "pytest", *tests], env=env)
 
 

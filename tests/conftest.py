@@ -93,9 +93,21 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    if test_file_format() == "delta":
+        # The parquet param of a class parametrized over formats (`fmt`) already ran on
+        # the default lane; the Delta lane runs its delta param only.
+        parquet = [i for i in items if _param(i, "fmt") == "parquet"]
+        if parquet:
+            config.hook.pytest_deselected(items=parquet)
+            items[:] = [i for i in items if _param(i, "fmt") != "parquet"]
     if test_method() != "thrift":
         return
     skip = pytest.mark.skip(reason="session_only: needs the embedded session in this process")
     for item in items:
         if item.get_closest_marker("session_only"):
             item.add_marker(skip)
+
+
+def _param(item, name: str):
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(name) if callspec else None

@@ -12,6 +12,7 @@ from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, Spa
 
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
+from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
@@ -76,6 +77,7 @@ class JammiAdapter(
     TopicRegistrationAdapterMixin,
     TopicStagingAdapterMixin,
     TenantGuardAdapterMixin,
+    DeltaReplaceAdapterMixin,
     SparkAdapter,
 ):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]

@@ -1,37 +1,87 @@
 {#-- dbt-spark's table / incremental / snapshot materializations build a table with
      create_table_as. For delta and iceberg dbt-spark always writes `create or replace
-     table ... as select`, even when the table does not exist yet (a first run). A
-     replace-as-select is Spark's ReplaceTableAsSelect: since Spark 3.5.6 (SPARK-51936) it
-     writes into the staged table with an overwrite, which Delta Lake before 3.3.2 does
-     not declare on its staged table (delta-io/delta#4671: "Table ... does not support
-     truncate in batch mode"). A plain create-as-select appends into the new table and
-     works everywhere.
+     table ... as select` (a replace-as-select), even for a first run. Since Spark 3.5.6
+     (SPARK-51936) a replace-as-select overwrites the staged table, which Delta Lake
+     before 3.3.2 does not declare (delta-io/delta#4671: "Table ... does not support
+     truncate in batch mode"). So:
 
-     So: `create table ... as select` when the relation does not exist (atomic on its
-     own: the table appears with its rows, and a concurrent creator makes this fail
-     rather than be overwritten); `create or replace table` only where something is
-     replaced -- an existing delta/iceberg table on --full-refresh or a re-run of a
-     `table` model, exactly as dbt-spark. Everything else is dbt-spark's macro. --#}
+     - the table does not exist yet: `create table ... as select` (atomic on its own; a
+       concurrent creator makes it fail rather than be overwritten);
+     - an existing delta table on a Spark that cannot replace-as-select into Delta:
+       get_delta_rebuild_sql (delta_replace.py says how and what it guarantees);
+     - everything else: dbt-spark's macro. --#}
 {% macro jammi__create_table_as(temporary, relation, compiled_code, language='sql') -%}
-  {%- set replaces_in_place = config.get('file_format', validator=validation.any[basestring]) in ['delta', 'iceberg'] -%}
-  {%- if language == 'sql' and not temporary and replaces_in_place and load_cached_relation(relation) is none -%}
-    create table {{ relation }}
-    {%- set contract_config = config.get('contract') -%}
-    {%- if contract_config.enforced -%}
-      {{ get_assert_columns_equivalent(compiled_code) }}
-      {%- set compiled_code = get_select_subquery(compiled_code) %}
-    {% endif %}
-    {{ file_format_clause() }}
-    {{ options_clause() }}
-    {{ tblproperties_clause() }}
-    {{ partition_cols(label="partitioned by") }}
-    {{ clustered_cols(label="clustered by") }}
-    {{ location_clause() }}
-    {{ comment_clause() }}
-
-    as
-    {{ compiled_code }}
+  {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}
+  {%- if language != 'sql' or temporary or file_format not in ['delta', 'iceberg'] or not execute -%}
+    {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+  {%- elif load_cached_relation(relation) is none -%}
+    {{ get_create_table_as_select_sql(relation, compiled_code) }}
+  {%- elif file_format == 'delta' and adapter.delta_replace_as_select_unsupported() -%}
+    {{ get_delta_rebuild_sql(relation, compiled_code) }}
   {%- else -%}
     {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
   {%- endif -%}
+{%- endmacro %}
+
+
+{#-- `create table ... as select`: dbt-spark's statement without `or replace`. --#}
+{% macro get_create_table_as_select_sql(relation, compiled_code) -%}
+  create table {{ relation }}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config.enforced -%}
+    {{ get_assert_columns_equivalent(compiled_code) }}
+    {%- set compiled_code = get_select_subquery(compiled_code) %}
+  {% endif %}
+  {{ file_format_clause() }}
+  {{ options_clause() }}
+  {{ tblproperties_clause() }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ clustered_cols(label="clustered by") }}
+  {{ location_clause() }}
+  {{ comment_clause() }}
+
+  as
+  {{ compiled_code }}
+{%- endmacro %}
+
+
+{#-- Rebuild an existing delta table without a replace-as-select. Same columns (names,
+     types, order) and partitioning: `insert overwrite`, one atomic Delta commit (the
+     model's tblproperties are set first). Otherwise `replace table <t> (<columns>)`
+     runs here and the returned statement is `insert into`: two Delta commits, the
+     previous rows stay in the table's history. --#}
+{% macro get_delta_rebuild_sql(relation, compiled_code) -%}
+  {%- set contract_config = config.get('contract') -%}
+  {%- if contract_config.enforced -%}
+    {%- do get_assert_columns_equivalent(compiled_code) -%}
+    {%- set compiled_code = get_select_subquery(compiled_code) -%}
+  {%- endif -%}
+  {%- set query_rows = run_query('describe query ' ~ compiled_code) -%}
+  {%- set table_rows = run_query('describe table ' ~ relation) -%}
+  {%- set detail = run_query('describe detail ' ~ relation) -%}
+  {%- set mode = adapter.delta_replace_mode(
+        query_rows, table_rows, config.get('partition_by'), detail.rows[0]['partitionColumns']) -%}
+  {%- if mode == 'overwrite' -%}
+    {%- if config.get('tblproperties') is not none -%}
+      {%- do run_query('alter table ' ~ relation ~ ' set ' ~ tblproperties_clause()) -%}
+    {%- endif %}
+    insert overwrite table {{ relation }}
+    {{ compiled_code }}
+  {%- else -%}
+    {%- do run_query(get_replace_delta_table_sql(relation, adapter.delta_replace_column_list(query_rows))) %}
+    insert into {{ relation }}
+    {{ compiled_code }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- `replace table` with the new columns and the model's table clauses, no query. --#}
+{% macro get_replace_delta_table_sql(relation, column_list) -%}
+  replace table {{ relation }} {{ column_list }}
+  {{ file_format_clause() }}
+  {{ options_clause() }}
+  {{ tblproperties_clause() }}
+  {{ partition_cols(label="partitioned by") }}
+  {{ location_clause() }}
+  {{ comment_clause() }}
 {%- endmacro %}
