@@ -14,7 +14,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi import commit_claim, leftovers, mutable, ownership, storage
+from dbt.adapters.jammi import commit_claim, leftovers, merge_commit, mutable, ownership, storage
 from dbt.adapters.jammi.definition_change import check_definition_change
 from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import sql_string_literal
@@ -274,6 +274,12 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_commit_attempts(self) -> int:
         return COMMIT_ATTEMPTS
+
+    @available
+    def mutable_commit_merge(self, merge_sql: str, model_name: str, last_attempt: bool) -> bool:
+        """The MERGE applier's commit: False when Delta refused it for a concurrent
+        commit and the run re-plans (``merge_commit``)."""
+        return merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
 
     @available
     def mutable_commit_version(

@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 from dbt.adapters.base import available
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.merge_commit import is_delta_conflict
 from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
 from dbt.adapters.jammi.topic_staging import (
@@ -50,14 +51,6 @@ MAX_CLAIM_ATTEMPTS = 20
 
 _PARTITION = re.compile(r"_offset=(\d+)")
 _PARQUET_CONFLICT = ("PARTITIONS_ALREADY_EXIST", "AlreadyExistsException", "already exist")
-_DELTA_CONFLICT = (
-    "ConcurrentAppendException",
-    "ConcurrentWriteException",
-    "ConcurrentDeleteReadException",
-    "ConcurrentTransactionException",
-    "DELTA_CONCURRENT_APPEND",
-    "DELTA_CONCURRENT_WRITE",
-)
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
@@ -89,8 +82,9 @@ def next_offset(offsets: Iterable[Optional[int]]) -> int:
 
 
 def is_conflict(message: str, file_format: str) -> bool:
-    markers = _DELTA_CONFLICT if file_format == "delta" else _PARQUET_CONFLICT
-    return any(marker in message for marker in markers)
+    if file_format == "delta":
+        return is_delta_conflict(message)
+    return any(marker in message for marker in _PARQUET_CONFLICT)
 
 
 # --- SQL the publish commit runs -----------------------------------------------

@@ -45,11 +45,14 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
 {%- endmacro %}
 
 
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none) -%}
+{#-- One MERGE. Returns whether it committed: false when Delta refused the commit because
+     a concurrent run committed first (nothing of this run written; the materialization
+     re-plans against the new snapshot), an error naming the model on the last attempt
+     (merge_commit.py). --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
-  {%- call statement('main') -%}
-    {{ get_merge_change_set_sql(definition, target_relation, change_set_relation) }}
-  {%- endcall -%}
+  {%- set merge_sql = get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
+  {{ return(adapter.mutable_commit_merge(merge_sql, model.name, last_attempt)) }}
 {%- endmacro %}

@@ -52,8 +52,9 @@
   {%- if new_columns -%}
     {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
   {%- endif -%}
-  {#-- 3-4. plan (one change set) and apply it; a parquet/orc run whose commit loses to a
-       concurrent run re-plans against the winner's version, a bounded number of times --#}
+  {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
+       run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
+       the winner's version, a bounded number of times --#}
   {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
   {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
   {%- for attempt in range(attempts) -%}
@@ -85,7 +86,7 @@
 
 
 {#-- Plan the batch against `state` (none: first run) and apply it. Returns whether it
-     committed (false only when a rewrite commit lost to a concurrent run and
+     committed (false only when a rewrite or merge commit lost to a concurrent run and
      `last_attempt` is false: the caller re-plans), the counts, the run's relations and
      the committed version directory (rewrite formats). --#}
 {% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt) -%}
@@ -114,7 +115,7 @@
   {%- if state is none -%}
     {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
   {%- elif counts.total > 0 and use_merge -%}
-    {%- do apply_merge(definition, target_relation, change_set_relation, fail_at) -%}
+    {%- do outcome.update({'committed': apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt)}) -%}
   {%- elif counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
