@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo test lint unit functional delta-lane thrift-lane crash-lane docs-browser bench clean
+.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane docs-browser bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,18 @@ java-check: $(STAMP)
 demo: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	cd integration_project && ../$(BIN)/dbt build --profiles-dir . --project-dir .
+
+# The integration project on an embedded session with Delta Lake: the local jars in
+# ../shared/jars/delta when present (or JAMMI_DELTA_JARS), else Maven coordinates.
+DELTA_JARS ?= $(or $(JAMMI_DELTA_JARS),$(subst $(space),$(comma),$(wildcard $(CURDIR)/../shared/jars/delta/*.jar)))
+empty :=
+space := $(empty) $(empty)
+comma := ,
+demo-delta: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	cd integration_project && JAMMI_DELTA_JARS="$(DELTA_JARS)" \
+	  JAMMI_DELTA_PACKAGES="$(if $(DELTA_JARS),,io.delta:delta-spark_2.12:3.2.1)" \
+	  ../$(BIN)/dbt build --profiles-dir . --project-dir . --target delta
 
 lint: $(STAMP)
 	$(BIN)/ruff check dbt tests bench scripts
@@ -43,6 +55,12 @@ thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
 
+# The same lane on a Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS or
+# ../shared/jars/delta); the feature tests run with file_format delta.
+thrift-delta-lane: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py lane --delta
+
 # Real dbt processes SIGKILLed at measured points of a run (tests/process, method:
 # session); tests/process's Thrift races run inside thrift-lane.
 crash-lane: $(STAMP)
@@ -54,7 +72,7 @@ docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
-test: lint unit functional delta-lane thrift-lane crash-lane
+test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
 
 clean:
 	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs

@@ -60,8 +60,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_command(spark_home: Path, state: Path, port: int) -> list[str]:
-    """spark-submit of HiveThriftServer2 in local mode, state confined to `state`."""
+DELTA_CONFS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def server_command(
+    spark_home: Path, state: Path, port: int, delta_jars: Optional[str] = None
+) -> list[str]:
+    """spark-submit of HiveThriftServer2 in local mode, state confined to `state`; with
+    `delta_jars` (comma-separated) Delta Lake is on the server's session."""
     metastore = state / "metastore_db"
     confs = {
         "spark.master": os.environ.get("JAMMI_THRIFT_MASTER", "local[2]"),
@@ -78,6 +87,8 @@ def server_command(spark_home: Path, state: Path, port: int) -> list[str]:
         "spark.hadoop.hive.server2.thrift.bind.host": HOST,
         "spark.hadoop.hive.server2.thrift.port": str(port),
     }
+    if delta_jars:
+        confs.update(DELTA_CONFS)
     command = [
         str(spark_home / "bin" / "spark-submit"),
         "--driver-memory",
@@ -85,6 +96,8 @@ def server_command(spark_home: Path, state: Path, port: int) -> list[str]:
         "--class",
         THRIFT_SERVER_CLASS,
     ]
+    if delta_jars:
+        command += ["--jars", delta_jars]
     for key, value in confs.items():
         command += ["--conf", f"{key}={value}"]
     command += [
@@ -128,6 +141,7 @@ class ThriftServer:
     host: str = HOST
     port: int = 0
     pid: int = 0
+    delta_jars: Optional[str] = None
 
     @property
     def log_path(self) -> Path:
@@ -151,7 +165,7 @@ class ThriftServer:
         env.setdefault("SPARK_LOCAL_IP", HOST)
         with open(self.log_path, "ab") as log:
             process = subprocess.Popen(
-                server_command(spark_home, self.state_dir, self.port),
+                server_command(spark_home, self.state_dir, self.port, self.delta_jars),
                 cwd=self.state_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -240,12 +254,12 @@ def _reap(pid: int) -> None:
 
 @contextlib.contextmanager
 def running_thrift_server(
-    state_dir: Optional[Path] = None, keep_state: bool = False
+    state_dir: Optional[Path] = None, keep_state: bool = False, delta_jars: Optional[str] = None
 ) -> Iterator[ThriftServer]:
     """A started server for the duration of the block; state removed afterwards."""
     own_dir = state_dir is None
     directory = Path(tempfile.mkdtemp(prefix="jammi-thrift-")) if own_dir else Path(state_dir)
-    server = ThriftServer(state_dir=directory)
+    server = ThriftServer(state_dir=directory, delta_jars=delta_jars)
     try:
         server.start()
         yield server
@@ -271,8 +285,11 @@ LANE_TEST_DIRS = [
 
 
 def run_lane(server: ThriftServer) -> int:
-    """integration_project/ with `--target thrift`, then the feature tests over thrift."""
+    """integration_project/ with `--target thrift`, then the feature tests over thrift
+    (on a Delta server: `file_format: auto` builds Delta tables, and the feature tests
+    run with JAMMI_TEST_FILE_FORMAT=delta)."""
     env = server_env(server)
+    fmt = "delta" if server.delta_jars else "parquet"
     bin_dir = Path(sys.executable).parent
     results: list[tuple[str, int, float]] = []
 
@@ -296,12 +313,12 @@ def run_lane(server: ThriftServer) -> int:
         print(f"thrift lane: not present yet, skipped: {', '.join(missing)}")
     if test_dirs:
         step(
-            "feature tests (JAMMI_TEST_METHOD=thrift)",
+            f"feature tests (JAMMI_TEST_METHOD=thrift, file_format {fmt})",
             [sys.executable, "-m", "pytest", *test_dirs, "-q", "-p", "no:cacheprovider"],
             REPO_ROOT,
-            dict(env, JAMMI_TEST_METHOD="thrift"),
+            dict(env, JAMMI_TEST_METHOD="thrift", JAMMI_TEST_FILE_FORMAT=fmt),
         )
-    print("\nthrift lane summary:")
+    print(f"\nthrift lane ({fmt}) summary:")
     for name, code, seconds in results:
         print(f"  {'ok  ' if code == 0 else 'FAIL'} {name} ({seconds:.0f}s, exit {code})")
     return max((code for _, code, _ in results), default=0)
@@ -318,7 +335,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         cmd.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
     run = sub.add_parser("run", help="start, run one command with JAMMI_THRIFT_* set, stop")
     run.add_argument("argv", nargs=argparse.REMAINDER)
-    sub.add_parser("lane", help="start, dbt build + feature tests over thrift, stop")
+    lane = sub.add_parser("lane", help="start, dbt build + feature tests over thrift, stop")
+    lane.add_argument(
+        "--delta",
+        action="store_true",
+        help="a server with Delta Lake (JAMMI_DELTA_JARS, else ../shared/jars/delta)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "start":
@@ -339,7 +361,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     # SIGTERM (CI cancelling the job) unwinds like Ctrl-C, so the server is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
-    with running_thrift_server() as server:
+    delta_jars = None
+    if getattr(args, "delta", False):
+        from delta_lane import local_jars  # scripts/ is this script's directory
+
+        delta_jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
+        if not delta_jars:
+            print("thrift lane (delta) SKIPPED: no Delta jars (JAMMI_DELTA_JARS or ../shared)")
+            return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
+    with running_thrift_server(delta_jars=delta_jars) as server:
         print(
             f"Spark Thrift Server ready on {server.host}:{server.port} "
             f"after {time.monotonic() - started:.0f}s",

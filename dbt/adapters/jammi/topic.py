@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.merge_commit import is_delta_conflict
@@ -48,6 +49,9 @@ EVENT_COLUMNS = {
     "tenant_id": "event_tenant_id",
 }
 MAX_CLAIM_ATTEMPTS = 20
+CLAIM_LOST = "offset claim lost to a concurrent publish; retrying"
+
+logger = AdapterLogger("jammi")
 
 _PARTITION = re.compile(r"_offset=(\d+)")
 _PARQUET_CONFLICT = ("PARTITIONS_ALREADY_EXIST", "AlreadyExistsException", "already exist")
@@ -158,6 +162,7 @@ def claim_offset(
                 if not is_conflict(str(exc), file_format):
                     raise
                 last_error = str(exc)
+                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
             else:
                 rows = run_sql(f"select max(_offset) from {backing}")
                 return int(rows[0][0])
@@ -170,6 +175,7 @@ def claim_offset(
                 if not is_conflict(str(exc), file_format):
                     raise
                 last_error = str(exc)
+                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
         time.sleep(min(0.05 * (attempt + 1), 0.5))
     raise TopicPublishError(
         f"topic table {backing}",

@@ -60,6 +60,7 @@
   {%- for attempt in range(attempts) -%}
     {%- if not ns.outcome.committed -%}
       {%- if attempt > 0 -%}
+        {%- do log("mutable_table '" ~ model.name ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
       {%- endif -%}
       {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1) -%}
