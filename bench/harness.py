@@ -32,9 +32,13 @@ model-paths: ["models"]
 """
 
 
-def write_project(project: Path, name: str, state: Path) -> None:
-    """profiles.yml and dbt_project.yml of a benchmark project."""
-    (project / "profiles.yml").write_text(PROFILE.format(state=state))
+def write_project(
+    project: Path, name: str, state: Path, parameters: dict[str, str] | None = None
+) -> None:
+    """profiles.yml and dbt_project.yml of a benchmark project; `parameters` are added
+    to the session's server_side_parameters (e.g. Delta's jars and settings)."""
+    extra = "".join(f'        {k}: "{v}"\n' for k, v in (parameters or {}).items())
+    (project / "profiles.yml").write_text(PROFILE.format(state=state) + extra)
     (project / "dbt_project.yml").write_text(PROJECT.format(name=name))
 
 

@@ -3,9 +3,12 @@
 The embedded Hive metastore belongs to one JVM, so the publishers meet there: two
 threads, each with its own ``SparkSession.newSession()`` (own SQL conf and temp views,
 shared SparkContext and metastore), stage their batch and then commit it with the same
-``claim_offset`` code the materialization calls. A barrier after both have read the
-current offsets makes them race for the *same* next offset; the metastore's
-``ADD PARTITION`` admits one and refuses the other, which re-reads and claims the next.
+``claim_offset`` code the materialization calls. A barrier right before both commit makes
+them race for the *same* next offset. Parquet: both read the same partition list, the
+metastore's ``ADD PARTITION`` admits one and refuses the other, which re-reads and claims
+the next. Delta: both append with ``max(_offset) + 1`` read in the same transaction; the
+backing table is ``Serializable``, so Delta refuses the later commit
+(``ConcurrentAppendException``) and the loser appends again on the new snapshot.
 """
 
 from __future__ import annotations
@@ -23,10 +26,6 @@ ROUNDS = 3
 ROWS_PER_BATCH = 50
 
 
-@pytest.mark.skipif(
-    test_file_format() == "delta",
-    reason="the delta commit is rendered and parsed in tests/unit/test_topic_publish.py",
-)
 @pytest.mark.session_only
 class TestTopicConcurrentPublishers:
     @pytest.fixture(scope="class")
@@ -42,9 +41,16 @@ class TestTopicConcurrentPublishers:
         run_dbt(["run", "--vars", "{batch: 1}"])
         _, _, backing_name = registration(schema)
         backing = f"{schema}.{backing_name}"
-        location = [r[1] for r in rows(f"DESCRIBE TABLE EXTENDED {backing}") if r[0] == "Location"][
-            0
-        ]
+        fmt = test_file_format()
+        described = rows(f"DESCRIBE TABLE EXTENDED {backing}")
+        location = [r[1] for r in described if r[0] == "Location"][0]
+        # the columns a delta publish appends after _offset, in the table's order
+        columns = []
+        for r in described:
+            if not r[0] or r[0].startswith("#"):
+                break
+            if r[0] != "_offset":
+                columns.append(r[0])
 
         conflicts: list[str] = []
         claimed: dict[tuple[int, str], int] = {}
@@ -54,28 +60,35 @@ class TestTopicConcurrentPublishers:
             session = spark().newSession()
             first_claim = [True]
 
+            commit_prefix = "alter table" if fmt == "parquet" else "insert into"
+
             def run_sql(sql: str):
-                if sql.startswith("alter table") and first_claim[0]:
+                if sql.startswith(commit_prefix) and first_claim[0]:
                     first_claim[0] = False
-                    barrier.wait(timeout=60)  # both have read the same offsets
+                    barrier.wait(timeout=60)  # both commit from the same offsets
                 try:
                     return [tuple(r) for r in session.sql(sql).collect()]
                 except Exception as exc:
-                    if topic_module.is_conflict(str(exc), "parquet"):
+                    if topic_module.is_conflict(str(exc), fmt):
                         conflicts.append(name)
                     raise
 
-            staging = f"{location}/_staging/test_{round_no}_{name}"
-            session.sql(
-                f"insert overwrite directory '{staging}' using parquet select "
-                "cast(id as bigint) as _row_idx, unix_micros(current_timestamp()) as _produced_at, "
+            batch = (
+                "select cast(id as bigint) as _row_idx, "
+                "unix_micros(current_timestamp()) as _produced_at, "
                 f"cast({round_no * 1000} + id as int) as order_id, '{name}' as op, "
                 "cast(id as int) as amount, cast(null as string) as tenant_id "
                 f"from range({ROWS_PER_BATCH})"
             )
+            if fmt == "parquet":
+                staging = f"{location}/_staging/test_{round_no}_{name}"
+                session.sql(f"insert overwrite directory '{staging}' using parquet {batch}")
+            else:
+                staging = f"{backing}__stage_test_{round_no}_{name}"
+                session.sql(f"create table {staging} using parquet as {batch}")
             try:
                 claimed[(round_no, name)] = topic_module.claim_offset(
-                    run_sql, backing, staging, "parquet"
+                    run_sql, backing, staging, fmt, columns
                 )
             except BaseException as exc:  # surfaced by the assertion below
                 errors.append(exc)
@@ -93,6 +106,11 @@ class TestTopicConcurrentPublishers:
         assert errors == []
 
         offsets = sorted(claimed.values())
+        print(
+            f"\ntopic concurrent publishers ({fmt}, in-JVM): rounds={ROUNDS} "
+            f"publishes={len(offsets)} conflicts retried={len(conflicts)} "
+            f"distinct offsets={len(set(offsets))}"
+        )
         assert offsets == list(range(2, 2 + 2 * ROUNDS))  # distinct, no gaps
         # every round the two raced for one offset: one of them was refused and retried
         assert len(conflicts) >= ROUNDS
