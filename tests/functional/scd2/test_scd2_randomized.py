@@ -125,8 +125,6 @@ class TestScd2Randomized(MutableProjectBase):
         return {"random_items.sql": RANDOM_ITEMS, "schema.yml": SCHEMA_YML}
 
     def test_random_batches_match_reference(self, project, fmt):
-        if fmt != "parquet":
-            pytest.skip("the randomized comparison runs on the parquet path")
         batches = random_batches()
         for number, (tenant, batch) in enumerate(batches, start=1):
             run(project, "random_items", {"rows": [list(r) for r in batch], "jammi_tenant": tenant})
@@ -135,8 +133,6 @@ class TestScd2Randomized(MutableProjectBase):
         assert len(expected) >= 15  # the batches built a real history
 
     def test_generic_tests_fail_on_corrupted_tables(self, project, fmt):
-        if fmt != "parquet":
-            pytest.skip("runs after the randomized batches (parquet)")
         schema = project.test_schema
         for table, extra in CORRUPTIONS.items():
             values = ", ".join(

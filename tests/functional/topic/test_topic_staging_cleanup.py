@@ -30,7 +30,10 @@ def on_disk(path: str) -> bool:
     return os.path.exists(path.replace("file:", "", 1))
 
 
-@pytest.mark.skipif(test_file_format() == "delta", reason="delta stages into tables (tests/unit)")
+@pytest.mark.skipif(
+    test_file_format() == "delta",
+    reason="parquet staging directories (on delta: TestTopicStageTableCleanupDelta)",
+)
 @pytest.mark.session_only
 class TestTopicStagingCleanup:
     @pytest.fixture(scope="class")
@@ -68,3 +71,38 @@ class TestTopicStagingCleanup:
             (2, 4),
             (3, 3),
         ]
+
+
+@pytest.mark.skipif(test_file_format() != "delta", reason="delta stages into tables (delta lane)")
+class TestTopicStageTableCleanupDelta:
+    """Delta publishes stage into `<backing>__stage_<epoch s>_<id>` tables; one that a
+    failed publish left more than a day ago is dropped by the next publish, a younger one
+    (maybe a publish in flight) is kept."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": "delta"}}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"cdc_orders.sql": CDC_ORDERS_SQL}
+
+    def test_only_abandoned_stage_tables_are_dropped(self, project):
+        schema = project.test_schema
+        run_dbt(["run", "--vars", "{batch: 1}"])
+        _, _, backing_name = registration(schema)
+        now = int(time.time())
+        abandoned = f"{backing_name}__stage_{now - 2 * DAY_S}_aaaaaaaaaaaa"
+        in_flight = f"{backing_name}__stage_{now}_cccccccccccc"
+        for name in (abandoned, in_flight):
+            rows(f"create table {schema}.{name} using parquet as select 1 as x")
+
+        run_dbt(["run", "--vars", "{batch: 3}"])
+
+        tables = {r[1] for r in rows(f"show tables in {schema} like '{backing_name}__stage_*'")}
+        assert abandoned not in tables
+        assert in_flight in tables  # may belong to a publish still in flight
+        offsets = rows(
+            f"SELECT _offset, count(*) FROM {schema}.{backing_name} GROUP BY 1 ORDER BY 1"
+        )
+        assert offsets == [(1, 3), (2, 3)]
