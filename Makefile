@@ -72,7 +72,7 @@ docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
-test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
+test: lint unit functional delta-lane thrift-lane crash-lane
 
 clean:
 	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs

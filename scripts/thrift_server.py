@@ -89,6 +89,10 @@ def server_command(
     }
     if delta_jars:
         confs.update(DELTA_CONFS)
+        # On the driver's own class path too: the server runs statements on its handler
+        # threads, whose class loader does not see `--jars` (NoClassDefFoundError on
+        # Delta's classes otherwise).
+        confs["spark.driver.extraClassPath"] = delta_jars.replace(",", os.pathsep)
     command = [
         str(spark_home / "bin" / "spark-submit"),
         "--driver-memory",
