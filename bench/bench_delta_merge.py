@@ -64,13 +64,9 @@ def measure(project: Path, spark, rows: int) -> dict[str, float]:
     )
     times = {}
     for model in ("ours", "peer"):
-        alias = f"{model}_{suffix}"
         run = ["run", "-s", model, "--vars"]
-        dbt(project, *run, json.dumps({"source": base, "alias_suffix": suffix}))
-        _, times[model] = dbt(
-            project, *run, json.dumps({"source": changes, "alias_suffix": suffix})
-        )
-        spark.sql(f"alter table bench.{model} rename to bench.{alias}")
+        dbt(project, *run, json.dumps({"source": base, "size": rows}))
+        _, times[model] = dbt(project, *run, json.dumps({"source": changes, "size": rows}))
     times["ctas"] = timed(
         spark, f"create table bench.copy_{suffix} using delta as select * from bench.ours_{suffix}"
     )
