@@ -28,6 +28,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 
 from dbt.adapters.jammi.mutable import query_columns
+from dbt.adapters.jammi.mutable_adapter import _rows
 from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import quote_identifier
 
@@ -137,7 +138,3 @@ class DeltaReplaceAdapterMixin(StatementsMixin):
     @available
     def delta_replace_column_list(self, query_rows: Any) -> str:
         return column_list_sql(query_columns(_rows(query_rows)))
-
-
-def _rows(table: Any) -> list[list[Any]]:
-    return [list(row) for row in getattr(table, "rows", table) or []]
