@@ -338,13 +338,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         cmd = sub.add_parser(name)
         cmd.add_argument("--state-dir", type=Path, default=DEFAULT_STATE_DIR)
     run = sub.add_parser("run", help="start, run one command with JAMMI_THRIFT_* set, stop")
-    run.add_argument("argv", nargs=argparse.REMAINDER)
     lane = sub.add_parser("lane", help="start, dbt build + feature tests over thrift, stop")
-    lane.add_argument(
-        "--delta",
-        action="store_true",
-        help="a server with Delta Lake (JAMMI_DELTA_JARS, else ../shared/jars/delta)",
-    )
+    for cmd in (run, lane):
+        cmd.add_argument(
+            "--delta",
+            action="store_true",
+            help="a server with Delta Lake (JAMMI_DELTA_JARS, else ../shared/jars/delta)",
+        )
+    run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
 
     if args.command == "start":

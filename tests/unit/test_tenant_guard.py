@@ -98,6 +98,32 @@ where 1 = 1, false, true, PersistedView, true
          +- Relation spark_catalog.d.t[sku#9,price#10,tenant_id#11] parquet
 """)
 
+# a command has no output, so no schema line: the root is the first line, and Delta's
+# V2 CTAS has two children (the new table's identifier and the query)
+DELTA_CTAS = explain("""
+CreateTableAsSelect TableSpec(Map(),Some(delta),Map(),None,None,None,false), false, true
+   :- ResolvedIdentifier org.apache.spark.sql.delta.catalog.DeltaCatalog@7e9dea47, d.z
+   +- Project [sku#53, tenant_id#54]
+      +- SubqueryAlias spark_catalog.d.t
+         +- Relation spark_catalog.d.t[sku#53,tenant_id#54] parquet
+""")
+
+DELTA_CTAS_SCOPED = explain("""
+CreateTableAsSelect TableSpec(Map(),Some(delta),Map(),None,None,None,false), false, true
+   :- ResolvedIdentifier org.apache.spark.sql.delta.catalog.DeltaCatalog@7e9dea47, d.z
+   +- Project [sku#53, tenant_id#54]
+      +- Filter ((tenant_id#54 = acme) OR isnull(tenant_id#54))
+         +- SubqueryAlias spark_catalog.d.t
+            +- Relation spark_catalog.d.t[sku#53,tenant_id#54] parquet
+""")
+
+DELTA_DELETE = explain("""
+num_affected_rows: bigint
+DeleteCommand org.apache.spark.sql.delta.DeltaLog@9f09b89, `spark_catalog`.`d`.`t`, (tenant_id#66 = globex)
+   +- SubqueryAlias spark_catalog.d.t
+      +- Relation spark_catalog.d.t[sku#65,tenant_id#66] parquet
+""")  # noqa: E501
+
 FORGED_COLUMN = explain("""
 a: string, tenant_id: string
 Filter ((tenant_id#20 = acme) OR isnull(tenant_id#20))
@@ -120,6 +146,9 @@ def mutable(table: str) -> bool:
         (SCOPED_VIEW, []),  # tenant_scoped() of a topic view: scope on the view's column
         (CREATE_VIEW_MULTILINE, ["d.t"]),  # the view's SQL text spans lines
         (FORGED_COLUMN, ["d.t"]),  # a constant named tenant_id is not the scan's column
+        (DELTA_CTAS, ["d.t"]),  # a root without a schema line above it
+        (DELTA_CTAS_SCOPED, []),
+        (DELTA_DELETE, ["d.t"]),  # Delta's DELETE reads its target
     ],
 )
 def test_unscoped_reads_from_explain(text, expected):

@@ -30,6 +30,7 @@ from dbt.adapters.jammi.tenant_plan import (
 
 ANALYZED = "== Analyzed Logical Plan =="
 OPTIMIZED = "== Optimized Logical Plan =="
+_CONNECTOR = re.compile(r"^(?:[ :|]  )*[+:]- ")
 _LINE = re.compile(r"^((?:[ :|]  )*)([+:]- )?(.*)$")
 _ATTR = re.compile(r"^\s*(?P<name>[^#\s][^#]*)#(?P<id>\d+)L?\s*$")
 _ALIASED = re.compile(r"^(?:cast\((?P<cast>.+) as [^()]+\)|(?P<plain>.+)) AS (?P<out>[^#]+#\d+L?)$")
@@ -43,8 +44,21 @@ def analyzed_section(explain: str) -> list[str]:
     if ANALYZED not in explain:
         raise PlanTextError("EXPLAIN EXTENDED output has no analyzed logical plan")
     body = explain.split(ANALYZED, 1)[1].split(OPTIMIZED, 1)[0]
-    lines = body.strip("\n").split("\n")
-    return [line for line in lines[1:] if line.strip()]  # lines[0]: the output schema
+    lines = [line for line in body.strip("\n").split("\n") if line.strip()]
+    # Spark prints the output schema above the root only when the plan has output
+    # (``a: int, b: string``); a command (Delta's V2 CreateTableAsSelect, a V1 CTAS)
+    # has none, so its root is the first line, and the second line is one of its
+    # children, drawn with a tree connector (a lone line is a root: a schema always
+    # has a root under it).
+    if len(lines) == 1 or _CONNECTOR.match(lines[1]):
+        return lines
+    return lines[1:]
+
+
+def root_command(explain: str) -> str:
+    """The first word of the analyzed plan's root line: ``Project``, ``MergeIntoCommand``."""
+    lines = analyzed_section(explain)
+    return lines[0].split(" ", 1)[0].split("[", 1)[0] if lines else ""
 
 
 def parse_plan(explain: str, tenant: str) -> PlanNode:

@@ -7,9 +7,13 @@ from typing import Any, Optional
 
 from dbt.adapters.contracts.connection import Connection
 
-from dbt.adapters.jammi.plan_text import parse_plan
+from dbt.adapters.jammi.merge_operands import merge_operands
+from dbt.adapters.jammi.plan_text import parse_plan, root_command
 from dbt.adapters.jammi.tenant_guard import TenantGuard, TenantReadError
-from dbt.adapters.jammi.tenant_plan import PlanNode
+from dbt.adapters.jammi.tenant_plan import OTHER, PlanNode
+
+# Delta's MERGE command: printed on one line, its source and target inline
+INLINE_MERGE = "MergeIntoCommand"
 
 
 def subject_of(connection_name: Optional[str]) -> str:
@@ -53,7 +57,23 @@ def statement_plan(connection: Connection, sql: str, bindings: Any, tenant: str)
 
         return analyzed_plan(_session(), _with_bindings(sql, bindings), tenant)
     rows = _remote_rows(connection, "explain extended " + sql, bindings)
-    return parse_plan("\n".join(str(row[0]) for row in rows), tenant)
+    explain = "\n".join(str(row[0]) for row in rows)
+    if root_command(explain) == INLINE_MERGE:
+        return _merge_plan(connection, _with_bindings(sql, bindings), tenant)
+    return parse_plan(explain, tenant)
+
+
+def _merge_plan(connection: Connection, sql: str, tenant: str) -> PlanNode:
+    """Delta's MERGE prints its operands inline: analyze each one as its own query
+    (``merge_operands``); the MERGE reads what the two of them read."""
+    operands = merge_operands(sql)
+    return PlanNode(
+        OTHER,
+        children=[
+            statement_plan(connection, f"select * from {operand}", None, tenant)
+            for operand in operands
+        ],
+    )
 
 
 def table_properties(connection: Connection, table: str) -> dict[str, str]:
