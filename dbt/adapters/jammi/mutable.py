@@ -34,7 +34,7 @@ PROP_KIND = "jammi.kind"
 RUN_ONLY_KEYS = ("batch_columns",)
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
-FAILURE_PHASES = ("write", "before_commit", "register", "concurrent_commit")
+FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit")
 
 _VERSION_DIR = re.compile(r"^v(\d{10})_[a-z0-9]+$")
 _FLOAT_TYPES = frozenset({"float", "double"})

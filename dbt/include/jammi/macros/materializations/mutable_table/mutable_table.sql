@@ -149,7 +149,8 @@
     {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- set zorder = get_zorder_sql(definition, target_relation) -%}
-    {%- if zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
+    {%- if fail_at == 'zorder' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}
+    {%- elif zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
   {%- else -%}
     {%- set location = adapter.mutable_first_location(fetch_schema_location(target_relation), target_relation.identifier, run_id) -%}
     {#-- this run's version directory, then the table's base if that leaves it empty --#}
