@@ -8,9 +8,13 @@ same process (one JVM):
 Ours runs with the mutable_table's checks (duplicate keys in the batch, version rules,
 tenant scope) in its MERGE. Prints seconds and ratios (ours / baseline) per size.
 
+`--layouts plain,dv` measures each size twice: as created, and with deletion vectors
+(`delta.enableDeletionVectors`) switched on for both tables before the timed run (the
+MERGE then marks replaced rows in a vector instead of rewriting their files).
+
 Delta's jars: JAMMI_DELTA_JARS (comma-separated or a directory), else
 ../shared/jars/delta beside the repository. Run:
-    .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000]
+    .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000] [--layouts plain,dv]
 """
 
 from __future__ import annotations
@@ -31,13 +35,13 @@ from delta_lane import local_jars  # noqa: E402
 
 OURS = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='delta',
-          alias='ours_' ~ var('size')) }}
+          alias='ours_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
 PEER = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id',
-          file_format='delta', alias='peer_' ~ var('size')) }}
+          file_format='delta', alias='peer_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
@@ -48,8 +52,11 @@ def timed(spark, sql: str) -> float:
     return time.perf_counter() - start
 
 
-def measure(project: Path, spark, rows: int) -> dict[str, float]:
-    suffix = f"{rows}"
+DELETION_VECTORS = "set tblproperties ('delta.enableDeletionVectors' = 'true')"
+
+
+def measure(project: Path, spark, rows: int, layout: str) -> dict[str, float]:
+    suffix = f"{rows}_{layout}"
     base, changes = f"bench.base_{suffix}", f"bench.changes_{suffix}"
     spark.sql(
         f"""create table {base} using delta as
@@ -65,8 +72,10 @@ def measure(project: Path, spark, rows: int) -> dict[str, float]:
     times = {}
     for model in ("ours", "peer"):
         run = ["run", "-s", model, "--vars"]
-        dbt(project, *run, json.dumps({"source": base, "size": rows}))
-        _, times[model] = dbt(project, *run, json.dumps({"source": changes, "size": rows}))
+        dbt(project, *run, json.dumps({"source": base, "suffix": suffix}))
+        if layout == "dv":
+            spark.sql(f"alter table bench.{model}_{suffix} {DELETION_VECTORS}")
+        _, times[model] = dbt(project, *run, json.dumps({"source": changes, "suffix": suffix}))
     times["ctas"] = timed(
         spark, f"create table bench.copy_{suffix} using delta as select * from bench.ours_{suffix}"
     )
@@ -85,8 +94,12 @@ def measure(project: Path, spark, rows: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="1000000", help="comma-separated sizes")
+    parser.add_argument("--layouts", default="plain", help="plain and/or dv, comma-separated")
     parser.add_argument("--keep", action="store_true", help="keep the temporary project")
     args = parser.parse_args()
+    unknown = set(args.layouts.split(",")) - {"plain", "dv"}
+    if unknown:
+        raise SystemExit(f"--layouts takes plain and dv, not {', '.join(sorted(unknown))}")
     jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
     if not jars:
         raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or put them in ../shared)")
@@ -115,18 +128,20 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         spark.sql("create schema if not exists bench")
         print(
-            "| rows | changed keys | mutable_table upsert | (a) dbt-spark merge "
+            "| rows | layout | changed keys | mutable_table upsert | (a) dbt-spark merge "
             "| (b) Delta CTAS copy | ours / (a) | ours / (b) | same rows |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for rows in (int(r) for r in args.rows.split(",")):
-            t = measure(project, spark, rows)
-            print(
-                f"| {rows:,} | {rows // 100:,} | {t['ours']:.2f} s | {t['peer']:.2f} s | "
-                f"{t['ctas']:.2f} s | {t['ours'] / t['peer']:.2f}x | "
-                f"{t['ours'] / t['ctas']:.2f}x | {bool(t['identical'])} |",
-                flush=True,
-            )
+            for layout in args.layouts.split(","):
+                t = measure(project, spark, rows, layout)
+                print(
+                    f"| {rows:,} | {layout} | {rows // 100:,} | {t['ours']:.2f} s | "
+                    f"{t['peer']:.2f} s | "
+                    f"{t['ctas']:.2f} s | {t['ours'] / t['peer']:.2f}x | "
+                    f"{t['ours'] / t['ctas']:.2f}x | {bool(t['identical'])} |",
+                    flush=True,
+                )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
