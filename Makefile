@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane docs-browser bench clean
+.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ thrift-delta-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta
 
+# Every feature test on the Delta server (about 35 minutes on 2 cores; not in `make test`).
+thrift-delta-lane-all: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py lane --delta --all
+
 # Real dbt processes SIGKILLed at measured points of a run (tests/process, method:
 # session); tests/process's Thrift races run inside thrift-lane.
 crash-lane: $(STAMP)
@@ -72,7 +77,7 @@ docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
-test: lint unit functional delta-lane thrift-lane crash-lane
+test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
 
 clean:
 	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs

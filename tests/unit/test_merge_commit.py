@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.merge_commit import MergeConflict, commit_merge, is_delta_conflict
+from dbt.adapters.jammi.merge_commit import (
+    MergeConflict,
+    change_counts,
+    commit_merge,
+    is_delta_conflict,
+    lost_create_message,
+    merge_counts,
+)
 
 # As Delta 3.2.1 reports it through PySpark and through the Thrift server.
 CONFLICT = (
@@ -26,7 +33,7 @@ def raising(message):
         ran.append(sql)
         if message:
             raise RuntimeError(message)
-        return [(1, 1, 0, 0)]
+        return [(3, 1, 0, 2)]  # Delta: affected, updated, deleted, inserted
 
     return run_sql, ran
 
@@ -40,15 +47,29 @@ def test_other_errors_are_not_conflicts():
     assert not is_delta_conflict("[TABLE_OR_VIEW_NOT_FOUND] The table `s`.`t` cannot be found")
 
 
-def test_committed_merge():
+def test_committed_merge_returns_its_counts():
     run_sql, ran = raising(None)
-    assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is True
+    rows = commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False)
     assert ran == ["merge into t ..."]
+    assert merge_counts(rows) == {
+        "insert": 2,
+        "update": 1,
+        "delete": 0,
+        "total": 3,
+        "message": "INSERT 2, UPDATE 1, DELETE 0",
+    }
+
+
+def test_counts_of_another_shape_are_reported_not_raised():
+    # the MERGE has committed by then: a surprising result must not fail the run
+    assert merge_counts([]) == dict(change_counts(0, 0, 0), message=merge_counts([])["message"])
+    assert "no counts" in merge_counts([("x",)])["message"]
+    assert merge_counts([(None, None, None, None)])["total"] == 0
 
 
 def test_conflict_before_the_last_attempt_asks_for_a_replan():
     run_sql, _ = raising(CONFLICT)
-    assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is False
+    assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is None
 
 
 def test_conflict_on_the_last_attempt_names_the_model():
@@ -65,3 +86,48 @@ def test_any_other_error_is_raised_unchanged():
     run_sql, _ = raising("[DIVIDE_BY_ZERO] Division by zero")
     with pytest.raises(RuntimeError, match="DIVIDE_BY_ZERO"):
         commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False)
+
+
+# Two `dbt run` processes creating one Delta mutable_table over a Thrift server: the
+# loser's CTAS fails one of these ways (seen in test_thrift_races on Delta 3.2.1).
+NON_EMPTY = (
+    "Error running query: [DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION] Cannot create "
+    "table ('`s`.`t`'). The associated location ('file:/w/s.db/t') is not empty"
+)
+PROTOCOL = (
+    "Error running query: [DELTA_PROTOCOL_CHANGED] io.delta.exceptions."
+    "ProtocolChangedException: The protocol version of the Delta table has been changed"
+)
+
+
+def listed(answer):
+    return lambda: answer
+
+
+@pytest.mark.parametrize(
+    "message, table_listed",
+    [
+        (PROTOCOL, listed(False)),  # the winner's first commit: it is creating the table
+        (NON_EMPTY, listed(True)),  # the winner's table is there by now
+        ("[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table s.t", listed(False)),
+    ],
+)
+def test_a_create_lost_to_another_run_is_said_clearly(message, table_listed):
+    reason = lost_create_message("s.t", message, table_listed)
+    assert reason.startswith("s.t was created by another run while this run was creating it")
+    assert "Nothing of this run was written" in reason
+
+
+def test_files_without_a_table_are_not_blamed_on_another_run():
+    reason = lost_create_message("s.t", NON_EMPTY, listed(False))
+    assert "holds Delta files but no table" in reason
+    assert "crashed" in reason and "file:/w/s.db/t" in reason
+
+
+def test_other_create_failures_keep_the_engine_error():
+    assert lost_create_message("s.t", "[DIVIDE_BY_ZERO] Division by zero", listed(True)) is None
+
+    def listing_fails():
+        raise RuntimeError("metastore down")
+
+    assert lost_create_message("s.t", NON_EMPTY, listing_fails) is None

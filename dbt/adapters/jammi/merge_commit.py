@@ -15,9 +15,10 @@ commits from the same snapshot that touch the same files, at most one succeeds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi import mutable
+from dbt.adapters.jammi.commit_claim import already_exists
 
 # Delta's conflict exceptions, by class name and by error class (Delta 3.x / 4.x).
 DELTA_CONFLICT_MARKERS = (
@@ -33,6 +34,10 @@ DELTA_CONFLICT_MARKERS = (
     "DELTA_PROTOCOL_CHANGED",
 )
 
+# A Delta create that found files at the table's location (another run's create, or
+# the first commit of a crashed one).
+NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 
@@ -44,12 +49,35 @@ def is_delta_conflict(message: str) -> bool:
     return any(marker in message for marker in DELTA_CONFLICT_MARKERS)
 
 
-def commit_merge(run_sql: RunSql, merge_sql: str, model_name: str, last_attempt: bool) -> bool:
-    """Run the MERGE. True when it committed; False when Delta refused it for a concurrent
-    commit and the caller may re-plan; ``MergeConflict`` when that was the last attempt.
-    Any other error is raised as it is."""
+def change_counts(insert: int, update: int, delete: int) -> dict[str, Any]:
+    """A run's counts as the materialization reports them (``rows_affected``, message)."""
+    return {
+        "insert": insert,
+        "update": update,
+        "delete": delete,
+        "total": insert + update + delete,
+        "message": f"INSERT {insert}, UPDATE {update}, DELETE {delete}",
+    }
+
+
+def merge_counts(rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The counts of a committed Delta MERGE, from the row it returns:
+    ``num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows``. The
+    MERGE has committed by then, so a result of another shape is reported, not raised."""
+    if not rows or len(rows[0]) != 4:
+        return dict(change_counts(0, 0, 0), message="MERGE committed (no counts returned)")
+    _, updated, deleted, inserted = (int(value or 0) for value in rows[0])
+    return change_counts(inserted, updated, deleted)
+
+
+def commit_merge(
+    run_sql: RunSql, merge_sql: str, model_name: str, last_attempt: bool
+) -> Optional[Sequence[Sequence[Any]]]:
+    """Run the MERGE. Its result rows when it committed; None when Delta refused it for a
+    concurrent commit and the caller may re-plan; ``MergeConflict`` when that was the
+    last attempt. Any other error is raised as it is."""
     try:
-        run_sql(merge_sql)
+        rows = run_sql(merge_sql)
     except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
         message = str(exc)
         if not is_delta_conflict(message):
@@ -61,5 +89,36 @@ def commit_merge(run_sql: RunSql, merge_sql: str, model_name: str, last_attempt:
                 f"this run's MERGE on every attempt ({first.strip()[:200]}). Nothing of this "
                 "run was written; re-run to apply the batch on top of theirs."
             ) from exc
-        return False
-    return True
+        return None
+    return rows
+
+
+def lost_create_message(
+    created: str, message: str, table_listed: Callable[[], bool]
+) -> Optional[str]:
+    """Why a first run's create of ``created`` failed, when it lost to another run's
+    create of the same table; None for any other failure. Delta reports the loser of two
+    concurrent creates as a conflict on the new log's first commit, or finds the winner's
+    files at the location before the winner's table is in the metastore (then
+    ``table_listed`` tells a lost race from files a crashed first run left behind)."""
+    lost = already_exists(message) or is_delta_conflict(message)
+    if NON_EMPTY_LOCATION in message:
+        try:
+            lost = table_listed()
+        except Exception:  # noqa: BLE001 - cannot tell: report the engine's error
+            return None
+        if not lost:
+            return (
+                f"{created}: its location holds Delta files but no table: another first run "
+                "is creating it right now, or an earlier first run crashed after its first "
+                "Delta commit. Nothing of this run was written. Re-run once the other run "
+                "has finished; if no run is in progress, remove the directory Spark names "
+                f"here: {message.strip().splitlines()[0][:300]}"
+            )
+    if not lost:
+        return None
+    return (
+        f"{created} was created by another run while this run was creating it (two first "
+        "runs at once). Nothing of this run was written; re-run to apply this batch to the "
+        "table the other run created."
+    )

@@ -19,6 +19,9 @@ from dbt.adapters.jammi.definition_change import check_definition_change
 from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import sql_string_literal
 
+# A shared relation's create racing another run's create of it: tries in all.
+CREATE_RACE_ATTEMPTS = 4
+
 logger = AdapterLogger("Jammi")
 
 # A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
@@ -219,13 +222,10 @@ class MutableTableAdapterMixin(StatementsMixin):
         try:
             for step in steps:
                 started.append(step)
-                try:
+                if step.get("tolerate_exists"):
+                    self._create_if_not_exists(step["sql"])
+                else:
                     execute(step["sql"], fetch=True)
-                except Exception as exc:
-                    # `create ... if not exists` racing another run's create of the same
-                    # relation (a shared registry) may still report that it exists
-                    if not (step.get("tolerate_exists") and commit_claim.already_exists(str(exc))):
-                        raise
         except BaseException as exc:
             failed = started[-1] if started else {}
             for step in reversed(started):
@@ -236,13 +236,39 @@ class MutableTableAdapterMixin(StatementsMixin):
                     self._best_effort(lambda p=path: self._remove_if_ours(p))
             self._run_cleanup(cleanup)
             created = failed.get("creates")
-            if created and commit_claim.already_exists(str(exc)):
-                raise mutable.MutableRunError(
-                    f"{created} was created by another run while this run was creating it "
-                    "(two first runs at once). Nothing of this run was written; re-run to "
-                    "apply this batch to the table the other run created."
-                ) from exc
+            if created:
+                reason = merge_commit.lost_create_message(
+                    str(created), str(exc), lambda: self._table_listed(str(created))
+                )
+                if reason:
+                    raise mutable.MutableRunError(reason) from exc
             raise
+
+    def _table_listed(self, relation: str) -> bool:
+        schema, _, identifier = relation.rpartition(".")
+        found = self._run_sql(f"show tables in {schema} like '{identifier}'")
+        return any(str(row[1]) == identifier for row in found)
+
+    def _create_if_not_exists(self, sql: str) -> None:
+        """A ``create ... if not exists`` of a relation runs share (the registry), racing
+        another run's create of it: Spark may still report that it exists, and Delta
+        refuses the second of two concurrent creates (a conflict on the new log's first
+        commit, or the other run's files already at the location) -- then the other
+        run's create is finishing, and the statement is repeated until it is a no-op."""
+        for attempt in range(CREATE_RACE_ATTEMPTS):
+            try:
+                self.execute(sql, fetch=True)  # type: ignore[attr-defined]
+                return
+            except Exception as exc:
+                message = str(exc)
+                if commit_claim.already_exists(message):
+                    return
+                racing = merge_commit.is_delta_conflict(message)
+                if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
+                    raise
+                if attempt == CREATE_RACE_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
 
     @staticmethod
     def _best_effort(action: Any) -> None:
@@ -276,10 +302,29 @@ class MutableTableAdapterMixin(StatementsMixin):
         return COMMIT_ATTEMPTS
 
     @available
-    def mutable_commit_merge(self, merge_sql: str, model_name: str, last_attempt: bool) -> bool:
-        """The MERGE applier's commit: False when Delta refused it for a concurrent
-        commit and the run re-plans (``merge_commit``)."""
-        return merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+    def mutable_commit_merge(
+        self, merge_sql: str, model_name: str, last_attempt: bool
+    ) -> dict[str, Any]:
+        """The MERGE applier's commit (``merge_commit``): ``committed`` False when Delta
+        refused it for a concurrent commit and the run re-plans; ``counts`` what the
+        committed MERGE reports it changed (Delta's result row)."""
+        rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+        if rows is None:
+            return {"committed": False, "counts": None}
+        return {"committed": True, "counts": merge_commit.merge_counts(rows)}
+
+    @available
+    def mutable_counts_from_merge(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether an existing table's run takes its counts from the MERGE's own result
+        (Delta returns them) instead of counting the change set first: the change set is
+        then evaluated once, inside the MERGE. Unique indexes still need the change set
+        checked before the MERGE, so they keep the count."""
+        has_unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
+        return file_format == "delta" and not has_unique_index
+
+    @available
+    def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:
+        return merge_commit.change_counts(int(insert), int(update), int(delete))
 
     @available
     def mutable_commit_version(

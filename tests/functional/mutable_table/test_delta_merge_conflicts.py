@@ -47,17 +47,19 @@ class TestDeltaMergeConflictReplans:
 
         def racing_commit(self, merge_sql, model_name, last_attempt):
             if outcomes:  # a re-plan: no second racer
-                outcomes.append(original(self, merge_sql, model_name, last_attempt))
-                return outcomes[-1]
+                result = original(self, merge_sql, model_name, last_attempt)
+                outcomes.append(result["committed"])
+                return result
             barrier = threading.Barrier(2)
             racer = threading.Thread(target=other_writer, args=(barrier,))
             racer.start()
             barrier.wait(timeout=60)
             try:
-                outcomes.append(original(self, merge_sql, model_name, last_attempt))
+                result = original(self, merge_sql, model_name, last_attempt)
+                outcomes.append(result["committed"])
             finally:
                 racer.join(timeout=300)
-            return outcomes[-1]
+            return result
 
         def other_writer(barrier: threading.Barrier) -> None:
             session = spark().newSession()

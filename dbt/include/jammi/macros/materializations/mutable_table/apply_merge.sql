@@ -45,10 +45,10 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
 {%- endmacro %}
 
 
-{#-- One MERGE. Returns whether it committed: false when Delta refused the commit because
-     a concurrent run committed first (nothing of this run written; the materialization
-     re-plans against the new snapshot), an error naming the model on the last attempt
-     (merge_commit.py). --#}
+{#-- One MERGE. Returns {committed, counts}: committed false when Delta refused the
+     commit because a concurrent run committed first (nothing of this run written; the
+     materialization re-plans against the new snapshot), an error naming the model on the
+     last attempt; counts what the MERGE reports it changed (merge_commit.py). --#}
 {% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}

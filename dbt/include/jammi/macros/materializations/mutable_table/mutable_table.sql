@@ -108,15 +108,19 @@
   {%- endif -%}
   {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
   {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
-  {%- set counts = fetch_change_counts(change_set_relation) -%}
-  {%- if counts.total > 0 -%}
+  {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
+       inside the MERGE (a MERGE with nothing to change commits nothing) --#}
+  {%- set counts_from_merge = use_merge and state is not none and adapter.mutable_counts_from_merge(file_format, definition) -%}
+  {%- set counts = none if counts_from_merge else fetch_change_counts(change_set_relation) -%}
+  {%- if counts and counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}
   {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
   {%- if state is none -%}
     {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
-  {%- elif counts.total > 0 and use_merge -%}
-    {%- do outcome.update({'committed': apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt)}) -%}
+  {%- elif use_merge and (counts_from_merge or counts.total > 0) -%}
+    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt) -%}
+    {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
@@ -129,8 +133,7 @@
   {%- set rows = run_query('select _change, count(*) from ' ~ change_set_relation ~ ' group by _change') -%}
   {%- set counts = {'insert': 0, 'update': 0, 'delete': 0} -%}
   {%- for row in rows.rows -%}{%- do counts.update({row[0]: row[1] | int}) -%}{%- endfor -%}
-  {%- set total = counts['insert'] + counts['update'] + counts['delete'] -%}
-  {{ return({'total': total, 'message': 'INSERT ' ~ counts['insert'] ~ ', UPDATE ' ~ counts['update'] ~ ', DELETE ' ~ counts['delete']}) }}
+  {{ return(adapter.mutable_change_counts(counts['insert'], counts['update'], counts['delete'])) }}
 {%- endmacro %}
 
 
