@@ -55,13 +55,15 @@ thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
 
-# The same lane on a Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS or
-# ../shared/jars/delta); the feature tests run with file_format delta.
+# A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS or ../shared/jars/delta): the
+# tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),
+# with file_format delta; part of `make test`.
 thrift-delta-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta
 
-# Every feature test on the Delta server (about 35 minutes on 2 cores; not in `make test`).
+# Every feature test and the integration project on the Delta server (about 50 minutes
+# on 2 cores; not in `make test`, which runs DELTA_LANE_TESTS in scripts/thrift_server.py).
 thrift-delta-lane-all: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta --all
