@@ -9,6 +9,8 @@ import os
 import pytest
 
 from tests.conftest import test_method
+from tests.functional.mutable_table.test_mutable_crash_safety import CRASHY as PARQUET_CRASHY
+from tests.functional.mutable_table.test_mutable_crash_safety import NEW, OLD
 from tests.functional.mutable_table.util import (
     file_format,
     leftovers,
@@ -22,12 +24,8 @@ from tests.functional.mutable_table.util import (
 
 pytestmark = pytest.mark.skipif(file_format() != "delta", reason="needs Delta Lake (delta lane)")
 
-CRASHY = """
-{{ config(materialized='mutable_table', primary_key=['id'], file_format='delta') }}
-select * from values
-{% if var('batch', 1) == 1 %} (1, 'one'), (2, 'two') {% else %} (2, 'TWO'), (3, 'three') {% endif %}
-as t(id, label)
-"""
+# the parquet test's model and batches, on Delta
+CRASHY = PARQUET_CRASHY.replace("file_format='parquet'", "file_format='delta'")
 
 # a secondary index: the first run Z-orders the new table by `label`
 FRESH = """
@@ -35,9 +33,6 @@ FRESH = """
           indexes=[{'name': 'by_label', 'columns': ['label']}]) }}
 select 1 as id, 'fresh' as label
 """
-
-OLD = [(1, "one"), (2, "two")]
-NEW = [(1, "one"), (2, "TWO"), (3, "three")]
 
 
 def operations(project, table: str) -> list[str]:
