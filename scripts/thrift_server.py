@@ -288,15 +288,13 @@ LANE_TEST_DIRS = [
 ]
 
 # On a Delta server `make test` runs what only a Delta server can show, within CI's time:
-# the tenant guard reading Delta's printed plans (V2 CTAS, one-line MERGE, topic reads),
-# a Delta topic published over a connection, and two dbt processes racing on Delta
-# tables and topics. Everything else runs on Delta in the embedded Delta lane and over
-# thrift on parquet. The whole set on a Delta server, integration project included
+# the tenant guard reading Delta's printed plans (V2 CTAS of bound table models,
+# one-line MERGE, topic reads), and two dbt processes racing on Delta tables and topics
+# (their publishes included). Everything else runs on Delta in the embedded Delta lane
+# and over thrift on parquet. The whole set on a Delta server, integration project included
 # (about 50 minutes on 2 cores), is `lane --delta --all` (`make thrift-delta-lane-all`).
 DELTA_LANE_TESTS = [
     "tests/functional/mutable_table/test_tenant_read_guard.py",
-    "tests/functional/mutable_table/test_mutable_tenants.py",
-    "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_retention.py::TestTopicTenantScope",
     "tests/process/test_thrift_races.py",
 ]
