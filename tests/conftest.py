@@ -90,22 +90,32 @@ def pytest_configure(config):
         "session_only: reads Spark state in-process or on the local file system; "
         "skipped with JAMMI_TEST_METHOD=thrift",
     )
+    config.addinivalue_line(
+        "markers",
+        "parquet_only: its models pin file_format parquet (the rewrite applier); the "
+        "default lane runs it, the Delta lanes deselect it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     if test_file_format() == "delta":
         # The parquet param of a class parametrized over formats (`fmt`) already ran on
-        # the default lane; the Delta lane runs its delta param only.
-        parquet = [i for i in items if _param(i, "fmt") == "parquet"]
+        # the default lane; the Delta lane runs its delta param only. Tests marked
+        # parquet_only (their models pin parquet) ran there too.
+        parquet = [i for i in items if _param(i, "fmt") == "parquet" or _parquet_only(i)]
         if parquet:
             config.hook.pytest_deselected(items=parquet)
-            items[:] = [i for i in items if _param(i, "fmt") != "parquet"]
+            items[:] = [i for i in items if i not in parquet]
     if test_method() != "thrift":
         return
     skip = pytest.mark.skip(reason="session_only: needs the embedded session in this process")
     for item in items:
         if item.get_closest_marker("session_only"):
             item.add_marker(skip)
+
+
+def _parquet_only(item) -> bool:
+    return item.get_closest_marker("parquet_only") is not None
 
 
 def _param(item, name: str):

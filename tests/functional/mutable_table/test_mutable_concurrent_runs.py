@@ -23,6 +23,9 @@ from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.ownership import holder_properties, this_holder
 from tests.functional.mutable_table.util import leftovers, registry_rows, rows, run, table_rows
 
+# parquet's rewrite applier and version claims; Delta's are in their own tests
+pytestmark = pytest.mark.parquet_only
+
 STOCK = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}
 select * from values ({{ var('batch', 1) }}, 'batch {{ var('batch', 1) }}') as t(id, label)

@@ -19,6 +19,9 @@ from tests.functional.mutable_table.util import (
     version_dirs,
 )
 
+# parquet's rewrite applier and version claims; Delta's are in their own tests
+pytestmark = pytest.mark.parquet_only
+
 CRASHY = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}
 select * from values
