@@ -246,8 +246,8 @@ class MutableTableAdapterMixin(StatementsMixin):
 
     def _table_listed(self, relation: str) -> bool:
         schema, _, identifier = relation.rpartition(".")
-        found = self._run_sql(f"show tables in {schema} like '{identifier}'")
-        return any(str(row[1]) == identifier for row in found)
+        found = self._run_sql(f"show tables in {schema} like {sql_string_literal(identifier)}")
+        return any(str(row[1]).lower() == identifier.lower() for row in found if len(row) > 1)
 
     def _create_if_not_exists(self, sql: str) -> None:
         """A ``create ... if not exists`` of a relation runs share (the registry), racing
