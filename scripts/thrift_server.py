@@ -63,6 +63,8 @@ def free_port() -> int:
 DELTA_CONFS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # a snapshot's log replay in 2 tasks instead of 50: a local server's tables are small
+    "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 

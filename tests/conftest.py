@@ -24,6 +24,9 @@ _STATE_DIR = tempfile.mkdtemp(prefix="jammi-spark-")
 DELTA_PARAMETERS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # Delta's own test settings: a snapshot's log replay in 2 tasks, not 50 (tiny
+    # tables on 2 cores spend most of a statement scheduling those tasks).
+    "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 
