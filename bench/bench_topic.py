@@ -6,7 +6,7 @@ Builds a throwaway dbt project on the embedded Spark session (parquet) and print
 - publish throughput of an N-row publish (dbt model execution time) as rows/s, and as
   a ratio to `INSERT INTO plain SELECT` of the same rows into a plain parquet table on
   the same session;
-- the fixed overhead of one publish: a 1-row publish minus a 1-row plain insert.
+- the fixed overhead of one publish: a 10-row publish minus a 10-row plain insert.
 Medians over --repeat runs, after one warm-up run of each.
 """
 
@@ -22,6 +22,8 @@ from pathlib import Path
 
 import harness
 
+SMALL = 10  # rows of the publish that measures the fixed cost
+
 ROWS_SQL = """
 select cast(id % 100000 as bigint) as order_id,
        case when id % 10 = 0 then 'd' else 'u' end as op,
@@ -34,7 +36,7 @@ from range({rows})
 def write_project(root: str, rows: int) -> None:
     harness.write_project(Path(root), "bench", Path(root) / ".spark")
     os.makedirs(os.path.join(root, "models"), exist_ok=True)
-    for name, n in (("big_topic", rows), ("one_row_topic", 1)):
+    for name, n in (("big_topic", rows), ("small_topic", SMALL)):
         with open(os.path.join(root, "models", f"{name}.sql"), "w") as f:
             f.write(
                 "{{ config(materialized='topic', file_format='parquet') }}\n"
@@ -42,9 +44,14 @@ def write_project(root: str, rows: int) -> None:
             )
 
 
+def publish(root: str, model: str) -> harness.DbtRun:
+    """One publish (a dbt run of the model): times and statements."""
+    return harness.dbt_run(Path(root), "run", "--select", model)
+
+
 def publish_seconds(root: str, model: str) -> float:
     """The model's execution time of one publish."""
-    return harness.dbt(Path(root), "run", "--select", model)[1]
+    return publish(root, model).execution
 
 
 def insert_seconds(rows: int) -> float:
@@ -53,7 +60,8 @@ def insert_seconds(rows: int) -> float:
     spark = SparkSession.builder.getOrCreate()
     start = time.perf_counter()
     spark.sql(
-        f"insert into bench.plain_{'big' if rows > 1 else 'one'} " + ROWS_SQL.format(rows=rows)
+        f"insert into bench.plain_{'big' if rows > SMALL else 'small'} "
+        + ROWS_SQL.format(rows=rows)
     )
     return time.perf_counter() - start
 
@@ -66,12 +74,12 @@ def main() -> int:
 
     root = tempfile.mkdtemp(prefix="jammi-bench-topic-")
     write_project(root, args.rows)
-    publish_seconds(root, "one_row_topic")  # starts the session, creates the topic
+    publish_seconds(root, "small_topic")  # starts the session, creates the topic
 
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.getOrCreate()
-    for suffix in ("big", "one"):
+    for suffix in ("big", "small"):
         spark.sql(
             f"create table bench.plain_{suffix} (order_id bigint, op string, "
             "amount_cents int, sku string) using parquet"
@@ -79,11 +87,13 @@ def main() -> int:
 
     publish_seconds(root, "big_topic")  # warm-up (creates the topic)
     insert_seconds(args.rows)
-    insert_seconds(1)
-    big_publish = [publish_seconds(root, "big_topic") for _ in range(args.repeat)]
+    insert_seconds(SMALL)
+    big_runs = [publish(root, "big_topic") for _ in range(args.repeat)]
+    big_publish, last_big = [r.execution for r in big_runs], big_runs[-1]
     big_insert = [insert_seconds(args.rows) for _ in range(args.repeat)]
-    one_publish = [publish_seconds(root, "one_row_topic") for _ in range(args.repeat)]
-    one_insert = [insert_seconds(1) for _ in range(args.repeat)]
+    one_runs = [publish(root, "small_topic") for _ in range(args.repeat)]
+    one_publish, last_one = [r.execution for r in one_runs], one_runs[-1]
+    one_insert = [insert_seconds(SMALL) for _ in range(args.repeat)]
 
     p_big, i_big = statistics.median(big_publish), statistics.median(big_insert)
     p_one, i_one = statistics.median(one_publish), statistics.median(one_insert)
@@ -93,8 +103,26 @@ def main() -> int:
     print(f"  publish:      {p_big:7.2f} s  {args.rows / p_big:12,.0f} rows/s")
     print(f"  plain insert: {i_big:7.2f} s  {args.rows / i_big:12,.0f} rows/s")
     print(f"  throughput ratio publish/insert: {i_big / p_big:.2f}")
-    print(f"  1-row publish {p_one:.2f} s, 1-row insert {i_one:.2f} s")
+    print(f"  {SMALL}-row publish {p_one:.2f} s, {SMALL}-row insert {i_one:.2f} s")
     print(f"  fixed overhead per publish: {p_one - i_one:.2f} s")
+    print(f"  publish: {harness.statement_profile(last_big, 12)}")
+    harness.report(
+        "topic publish (parquet)",
+        args.rows,
+        p_big,
+        i_big,
+        "<= 1.25x INSERT (throughput >= 0.8x)",
+        statements=len(last_big.statements),
+    )
+    harness.report(
+        f"topic publish of {SMALL} rows (parquet)",
+        SMALL,
+        p_one,
+        i_one,
+        "fixed cost (ours - baseline) <= 0.5 s",
+        fixed=round(p_one - i_one, 3),
+        statements=len(last_one.statements),
+    )
     return 0
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROFILE = """
@@ -42,16 +44,68 @@ def write_project(
     (project / "dbt_project.yml").write_text(PROJECT.format(name=name))
 
 
-def dbt(project: Path, *args: str) -> tuple[float, float]:
-    """Run dbt in-process; returns (wall seconds, the models' execution seconds)."""
+@dataclass
+class DbtRun:
+    """One in-process dbt invocation: wall seconds, the models' execution seconds and
+    every SQL statement the adapter sent (text, seconds), in order."""
+
+    wall: float
+    execution: float
+    statements: list[tuple[str, float]] = field(default_factory=list)
+
+
+def dbt_run(project: Path, *args: str) -> DbtRun:
+    """Run dbt in-process, recording the statements from dbt's SQLQuery/SQLQueryStatus
+    events (the adapter sends every statement through dbt's connection manager)."""
     from dbt.cli.main import dbtRunner
 
+    sent: list[str] = []
+    statements: list[tuple[str, float]] = []
+
+    def record(event) -> None:
+        name = event.info.name
+        if name == "SQLQuery":
+            sent.append(event.data.sql)
+        elif name == "SQLQueryStatus" and sent:
+            statements.append((sent.pop(0), float(event.data.elapsed)))
+
     start = time.perf_counter()
-    result = dbtRunner().invoke(
+    result = dbtRunner(callbacks=[record]).invoke(
         [*args, "--project-dir", str(project), "--profiles-dir", str(project), "--quiet"]
     )
     wall = time.perf_counter() - start
     if not result.success:
         raise SystemExit(f"dbt {' '.join(args)} failed: {result.exception}")
     results = getattr(result.result, "results", [])
-    return wall, sum(r.execution_time for r in results)
+    return DbtRun(wall, sum(r.execution_time for r in results), statements)
+
+
+def dbt(project: Path, *args: str) -> tuple[float, float]:
+    """Run dbt in-process; returns (wall seconds, the models' execution seconds)."""
+    run = dbt_run(project, *args)
+    return run.wall, run.execution
+
+
+def statement_profile(run: DbtRun, top: int = 8) -> str:
+    """The statement count and the slowest statements of a run, one line each."""
+    lines = [f"{len(run.statements)} statements, {sum(s for _, s in run.statements):.2f}s in SQL"]
+    for sql, seconds in sorted(run.statements, key=lambda s: -s[1])[:top]:
+        text = re.sub(r"^/\*.*?\*/", "", sql.strip(), flags=re.S)  # dbt's query comment
+        lines.append(f"  {seconds:7.2f}s  {' '.join(text.split())[:110]}")
+    return "\n".join(lines)
+
+
+def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, **extra) -> None:
+    """One result line for `make bench` (bench/run_all.py collects the BENCH lines):
+    ours and the baseline in seconds, measured in the same process."""
+    import json
+
+    ratio = ours / baseline if baseline else float("inf")
+    fields = {"benchmark": benchmark, "rows": rows, "ours": round(ours, 3)}
+    fields.update(baseline=round(baseline, 3), ratio=round(ratio, 2), goal=goal, **extra)
+    print("BENCH " + json.dumps(fields), flush=True)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
