@@ -79,3 +79,54 @@ def test_view_lists_columns_in_contract_order():
     assert sql.endswith(
         "as select _offset, _row_idx, _produced_at, `order_id`, `op`, tenant_id from s.__topic_x"
     )
+
+
+def publish_macros():
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
+    return env.get_template("topic_publish.sql").make_module({"adapter": Adapter()})
+
+
+STAGING = {"kind": "directory", "target": "file:/w/t/_staging/p1"}
+
+
+def test_stage_numbers_rows_without_a_single_task_window():
+    """_row_idx: each partition's position plus the rows of the partitions before it;
+    the only window runs over one row per partition, never over the batch."""
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(STAGING, TOPIC, "select 1 as order_id", None)
+    )
+    assert sql.startswith("insert overwrite directory 'file:/w/t/_staging/p1' using parquet with")
+    assert "row_number()" not in sql
+    assert (
+        "select spark_partition_id() as __jammi_part, monotonically_increasing_id() as "
+        "__jammi_id, topic_batch.* from ( select 1 as order_id ) as topic_batch" in sql
+    )
+    assert (
+        "coalesce(sum(part_rows) over (order by __jammi_part rows between unbounded "
+        "preceding and 1 preceding), 0) as __jammi_start from (select __jammi_part, "
+        "count(*) as part_rows from numbered group by __jammi_part)" in sql
+    )
+    assert (
+        "cast(__jammi_start + __jammi_id - shiftleft(cast(numbered.__jammi_part as bigint), "
+        "33) as bigint) as _row_idx" in sql
+    )
+    assert sql.endswith(
+        "cast(null as string) as tenant_id from numbered join part_starts on "
+        "numbered.__jammi_part = part_starts.__jammi_part"
+    )
+
+
+def test_stage_without_exchange_reuse_numbers_in_one_window():
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", "acme", False
+        )
+    )
+    assert "__jammi_part" not in sql
+    assert (
+        "select cast(row_number() over (order by monotonically_increasing_id()) - 1 as "
+        "bigint) as _row_idx," in sql
+    )
+    assert sql.endswith(
+        "cast('acme' as string) as tenant_id from ( select 1 as order_id ) as topic_batch"
+    )

@@ -150,3 +150,47 @@ class TestTopicFailedPublish(TopicProject):
             (1, 3),
             (2, 2),
         ]
+
+
+# A batch produced by 7 tasks (range's last argument), in a known order: row n of the
+# output has n = _row_idx when positions are the 0-based places in the model's output.
+SPREAD_SQL = """
+{{ config(materialized='topic', topic_name='spread.rows',
+          pre_hook="set spark.sql.exchange.reuse=" ~ var('reuse', 'true')) }}
+select cast(id as bigint) as n, cast(id % 3 as int) as bucket from range(0, 20000, 1, 7)
+"""
+
+
+class TestTopicRowIndexAcrossPartitions(TopicProject):
+    """_row_idx is numbered without a single-task stage, and with exchange reuse off
+    (where that numbering could see the batch twice) in one window: both must give the
+    0-based contiguous positions of the model's output."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"spread_rows.sql": SPREAD_SQL}
+
+    def test_positions_are_contiguous_and_in_output_order(self, project):
+        schema = project.test_schema
+        run_dbt(["run"])
+        assert "__jammi_part" in staged_sql(project), "default: numbered in parallel"
+        try:
+            run_dbt(["run", "--vars", "{reuse: 'false'}"])
+            assert "row_number()" in staged_sql(project), "reuse off: one window"
+        finally:
+            run_dbt(["run", "--vars", "{reuse: 'true'}"])  # the shared session as found
+        per_offset = rows(
+            "SELECT _offset, count(*), count(DISTINCT _row_idx), min(_row_idx), max(_row_idx), "
+            f"count_if(_row_idx != n) FROM {schema}.spread_rows GROUP BY _offset ORDER BY _offset"
+        )
+        assert per_offset == [(o, 20000, 20000, 0, 19999, 0) for o in (1, 2, 3)]
+
+
+def staged_sql(project) -> str:
+    """The statement the last run staged its batch with (dbt's target/run copy)."""
+    run_dir = os.path.join(project.project_root, "target", "run")
+    for root, _, files in os.walk(run_dir):
+        if "spread_rows.sql" in files:
+            with open(os.path.join(root, "spread_rows.sql")) as f:
+                return f.read()
+    raise AssertionError(f"no spread_rows.sql under {run_dir}")

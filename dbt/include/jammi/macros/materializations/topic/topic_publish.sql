@@ -46,23 +46,61 @@
 
 
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
-     output, _produced_at one UTC-microsecond timestamp for the whole publish. --#}
-{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant) -%}
+     output, _produced_at one UTC-microsecond timestamp for the whole publish.
+
+     _row_idx without a single-task stage (`parallel_row_index`): the batch is numbered
+     where it is produced -- spark_partition_id() and monotonically_increasing_id(), whose
+     low 33 bits are the row's position within its partition -- and each row adds the
+     number of rows of the partitions before its own. `numbered` is referenced twice and
+     is not deterministic, so Spark does not inline it: it is evaluated once, into one
+     shuffle that both references read (exchange reuse). The positions are those of
+     `row_number() over (order by monotonically_increasing_id())`, the single-task form
+     used when spark.sql.exchange.reuse is off (each reference would evaluate the batch
+     again and could see different rows). --#}
+{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, parallel_row_index=true) -%}
   {%- if staging.kind == 'directory' -%}
   insert overwrite directory {{ adapter.sql_string(staging.target) }} using parquet
   {%- else -%}
   create table {{ staging.target }} using parquet as
   {%- endif %}
+  {%- if parallel_row_index %}
+  with numbered as (
+    select spark_partition_id() as __jammi_part, monotonically_increasing_id() as __jammi_id, topic_batch.*
+    from (
+      {{ sql }}
+    ) as topic_batch
+  ),
+  part_starts as (
+    select __jammi_part,
+      coalesce(sum(part_rows) over (order by __jammi_part rows between unbounded preceding and 1 preceding), 0) as __jammi_start
+    from (select __jammi_part, count(*) as part_rows from numbered group by __jammi_part) as part_sizes
+  )
+  select /*+ broadcast(part_starts) */
+    cast(__jammi_start + __jammi_id - shiftleft(cast(numbered.__jammi_part as bigint), 33) as bigint) as _row_idx,
+  {%- else %}
   select
     cast(row_number() over (order by monotonically_increasing_id()) - 1 as bigint) as _row_idx,
+  {%- endif %}
     cast(unix_micros(current_timestamp()) as bigint) as _produced_at,
     {%- for column in topic.columns %}
     cast({{ adapter.quote_column(column[0]) }} as {{ column[1] }}) as {{ adapter.quote_column(column[0]) }},
     {%- endfor %}
     cast({{ adapter.sql_string(tenant) if tenant is not none else 'null' }} as string) as tenant_id
+  {%- if parallel_row_index %}
+  from numbered join part_starts on numbered.__jammi_part = part_starts.__jammi_part
+  {%- else %}
   from (
     {{ sql }}
   ) as topic_batch
+  {%- endif %}
+{%- endmacro %}
+
+
+{#-- Whether the session reuses exchanges (Spark's default), which the parallel _row_idx
+     needs; read after the pre-hooks, which may set it. --#}
+{% macro topic_parallel_row_index() -%}
+  {%- set rows = run_query('set spark.sql.exchange.reuse') -%}
+  {{ return(rows.rows | length == 0 or (rows.rows[0][1] | string | lower) != 'false') }}
 {%- endmacro %}
 
 
