@@ -106,6 +106,7 @@ def main() -> int:
     print(f"  {SMALL}-row publish {p_one:.2f} s, {SMALL}-row insert {i_one:.2f} s")
     print(f"  fixed overhead per publish: {p_one - i_one:.2f} s")
     print(f"  publish: {harness.statement_profile(last_big, 12)}")
+    print(f"  {SMALL}-row publish: {harness.statement_profile(last_one, 16)}")
     harness.report(
         "topic publish (parquet)",
         args.rows,
