@@ -79,6 +79,13 @@ docs-browser: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/docs_lineage_check.py
 
+# Every benchmark at ROWS rows (comma-separated sizes; default 1M), one table of our time
+# against its same-process baseline; not part of `make test`. docs/performance.md.
+ROWS ?= 1000000
+bench: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	$(BIN)/python bench/run_all.py --rows $(ROWS)
+
 test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
 
 clean:

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import dbt, write_project
+from harness import dbt, report, write_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
@@ -141,6 +141,13 @@ def main() -> None:
                     f"{t['ctas']:.2f} s | {t['ours'] / t['peer']:.2f}x | "
                     f"{t['ours'] / t['ctas']:.2f}x | {bool(t['identical'])} |",
                     flush=True,
+                )
+                report(
+                    f"mutable_table upsert 1% (delta, {layout}) vs dbt-spark merge",
+                    rows,
+                    t["ours"],
+                    t["peer"],
+                    "<= 1.0x dbt-spark merge",
                 )
     finally:
         if not args.keep:

@@ -34,9 +34,12 @@
 
 
 {#-- The planner for the definition's history mode. --#}
-{% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+{#-- `scan_target_once`: the planner may read the stored rows it needs once (scd2 reads
+     them twice otherwise); the rewrite applier asks for it, which stages the change
+     set anyway. --#}
+{% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
   {%- if definition.history == 'scd2' -%}
-    {{ return(get_scd2_change_set_sql(definition, source_relation, target_relation, tenant)) }}
+    {{ return(get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once)) }}
   {%- else -%}
     {{ return(get_mutable_change_set_sql(definition, source_relation, target_relation, tenant)) }}
   {%- endif -%}

@@ -94,7 +94,7 @@
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant))) -%}
+  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant, not use_merge))) -%}
   {%- if use_merge -%}
     {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
     {%- set change_set_relation = change_set_view -%}

@@ -13,9 +13,9 @@
   result against the stored rows of the touched keys.
 -#}
 
-{% macro get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+{% macro get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
   {{ return(adapter.dispatch('get_scd2_change_set_sql', 'dbt')(
-      definition, source_relation, target_relation, tenant)) }}
+      definition, source_relation, target_relation, tenant, scan_target_once)) }}
 {%- endmacro %}
 
 
@@ -74,7 +74,7 @@
 {%- endmacro %}
 
 
-{% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
+{% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
 {%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
 {%- set keys = scd2_key_list(plan) -%}
@@ -175,7 +175,13 @@ touched_keys as (
 ),
 
 old_rows as (
-  select t.* from target_rows t
+  {#- the stored rows of the touched keys, read by old_points and by changes: with
+      `scan_target_once` the spark_partition_id() column (never used) makes this CTE
+      non-deterministic, so Spark evaluates it once into a shuffle that both read
+      (exchange reuse) instead of scanning the table twice; without reuse it is read
+      twice, giving the same rows #}
+  select t.*{% if scan_target_once %}, spark_partition_id() as _scan_part{% endif %}
+  from target_rows t
   left semi join touched_keys k on {{ scd2_key_match_clause(plan, 't', 'k') }}
 ),
 

@@ -1,0 +1,95 @@
+"""`make bench`: every benchmark at one size, one table.
+
+Each benchmark runs in its own process (its own JVM and throwaway project) at the size
+given (--rows, default 1,000,000; several sizes comma-separated) and prints BENCH lines
+(harness.report); this collects them into one table: benchmark, rows, our seconds,
+baseline seconds, ratio (ours / baseline, measured in the same process) and the goal.
+The statement counts per materialization (bench_statements.py) follow the table.
+    .venv/bin/python bench/run_all.py [--rows 1000000,10000000] [--only upsert,scd2,topic,delta]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+BENCHMARKS = {
+    "upsert": ["bench_mutable_upsert.py"],
+    "scd2": ["bench_scd2.py"],
+    "topic": ["bench_topic.py"],
+    "delta": ["bench_delta_merge.py"],  # Delta's jars: JAMMI_DELTA_JARS or ../shared
+}
+
+
+def run(script: str, rows: int) -> tuple[list[dict], float, str]:
+    """One benchmark process: its BENCH results, wall seconds, and the tail of its output
+    when it failed."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(HERE / script), "--rows", str(rows)],
+        capture_output=True,
+        text=True,
+        cwd=HERE,
+    )
+    results = [
+        json.loads(line[len("BENCH ") :])
+        for line in done.stdout.splitlines()
+        if line.startswith("BENCH ")
+    ]
+    failure = "" if done.returncode == 0 else (done.stdout + done.stderr)[-2000:]
+    return results, time.monotonic() - started, failure
+
+
+def table(results: list[dict]) -> str:
+    lines = [
+        "| benchmark | rows | ours (s) | baseline (s) | ratio | goal |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['benchmark']} | {r['rows']:,} | {r['ours']:.2f} | {r['baseline']:.2f} "
+            f"| {r['ratio']:.2f}x | {r['goal']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000", help="sizes, comma-separated")
+    parser.add_argument("--only", default=",".join(BENCHMARKS), help="benchmarks to run")
+    parser.add_argument("--no-statements", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.rows.split(",")]
+    results: list[dict] = []
+    failed = False
+    for size in sizes:
+        for name in args.only.split(","):
+            for script in BENCHMARKS[name]:
+                found, seconds, failure = run(script, size)
+                print(f"{script} --rows {size:,}: {len(found)} result(s) in {seconds:.0f}s")
+                if failure:
+                    failed = True
+                    print(f"FAILED:\n{failure}")
+                results.extend(found)
+    print()
+    print(table(results))
+    if not args.no_statements:
+        counts = subprocess.run(
+            [sys.executable, str(HERE / "bench_statements.py")],
+            capture_output=True,
+            text=True,
+            cwd=HERE,
+        )
+        print("\nstatements per run (second run of each model):")
+        print(counts.stdout.strip() or counts.stderr[-2000:])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
