@@ -63,7 +63,7 @@
         {%- do log("mutable_table '" ~ model.name ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
       {%- endif -%}
-      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1) -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- set state = ns.state -%}
@@ -86,11 +86,12 @@
 {% endmaterialization %}
 
 
-{#-- Plan the batch against `state` (none: first run) and apply it. Returns whether it
-     committed (false only when a rewrite or merge commit lost to a concurrent run and
-     `last_attempt` is false: the caller re-plans), the counts, the run's relations and
-     the committed version directory (rewrite formats). --#}
-{% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt) -%}
+{#-- Plan the batch against `state` (none: first run) and apply it (`first_attempt`: no
+     re-plan yet). Returns whether it committed (false only when a rewrite or merge
+     commit lost to a concurrent run and `last_attempt` is false: the caller re-plans),
+     the counts, the run's relations and the committed version directory (rewrite
+     formats). --#}
+{% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
@@ -103,7 +104,10 @@
          Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
     {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
     {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
-    {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
+    {%- if not first_attempt -%}
+      {#-- the staging name carries this run's id: only an earlier attempt made one --#}
+      {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
+    {%- endif -%}
     {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
   {%- endif -%}
   {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}

@@ -154,7 +154,8 @@
 {% macro apply_topic_registration(relation, definition) -%}
   {%- set registry = topic_registry_relation(relation) -%}
   {% do adapter.topic_create_if_absent(get_create_topic_registry_sql(registry)) %}
-  {%- set topic = fetch_topic_registration(relation) -%}
+  {#-- the registry exists now (created here or by another run): read the row directly --#}
+  {%- set topic = fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(relation.identifier)) -%}
   {%- if topic is none -%}
     {%- set topic = apply_topic_first_registration(relation, registry, definition) -%}
   {%- endif -%}
