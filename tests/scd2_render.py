@@ -44,6 +44,7 @@ def render_scd2_change_set(
     target: Optional[str],
     tenant: Optional[str] = None,
     run_started_at: Optional[datetime.datetime] = None,
+    scan_target_once: bool = False,
 ) -> str:
     adapter = _StubAdapter()
     env = jinja2.Environment(
@@ -61,7 +62,9 @@ def render_scd2_change_set(
         mutable_target_scope_clause=tenant_macros.mutable_target_scope_clause,
     )
     adapter.module = env.get_template(CHANGE_SET).module
-    return str(adapter.module.get_scd2_change_set_sql(definition, source, target, tenant))
+    return str(
+        adapter.module.get_scd2_change_set_sql(definition, source, target, tenant, scan_target_once)
+    )
 
 
 def _identity(value: Any) -> Any:

@@ -128,3 +128,22 @@ def test_render_run_time_literal():
     moment = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     sql = render_scd2_change_set(definition(schema), "b", "t", run_started_at=moment)
     assert "cast(1767225600000 as bigint) as _vf" in sql
+
+
+def test_render_reads_stored_rows_once_only_when_asked():
+    """The rewrite applier asks for one read of the touched keys' stored rows: their CTE
+    gets an unused non-deterministic column, so Spark does not inline it into both of
+    its readers; the MERGE path (Delta) renders the plain CTE."""
+
+    def old_rows(sql: str) -> str:
+        start = sql.index("old_rows as (")
+        return " ".join(sql[start : sql.index("old_points as (")].split())
+
+    once = render_scd2_change_set(definition(), "b", "t", scan_target_once=True)
+    plain = render_scd2_change_set(definition(), "b", "t")
+    assert "select t.*, spark_partition_id() as _scan_part from target_rows t" in old_rows(once)
+    assert "spark_partition_id" not in plain
+    assert "select t.* from target_rows t left semi join touched_keys k" in old_rows(plain)
+    # both readers still read old_rows; nothing reads the marker column
+    assert once.count("from old_rows") == 1 and once.count("join old_rows o") == 1
+    assert once.count("_scan_part") == 1
