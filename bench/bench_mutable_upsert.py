@@ -18,11 +18,12 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from harness import dbt, dbt_run, median, report, statement_profile, write_project
+from harness import dbt, dbt_run, report, statement_profile, write_project
 
 ROWS_DEFAULT = 1_000_000
 BATCHES = 3
@@ -117,8 +118,8 @@ def main() -> None:
         if same != 0:
             raise SystemExit(f"mutable_table result differs from the rebuild in {same} rows")
 
-        ours = median([r.execution for r in runs])
-        ctas = median(copies)
+        ours = statistics.median([r.execution for r in runs])
+        ctas = statistics.median(copies)
         print(f"rows: {args.rows:,}  changed keys: {n_changes:,}  format: {args.format}")
         print(f"initial load (mutable_table, {args.rows:,} inserts): {load.execution:.2f}s")
         print(f"mutable_table upsert, median of {BATCHES}: {ours:.2f}s")

@@ -17,11 +17,12 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from harness import dbt, dbt_run, median, report, statement_profile, write_project
+from harness import dbt, dbt_run, report, statement_profile, write_project
 
 KEYS_DEFAULT = 1_000_000
 BATCHES = 3
@@ -100,7 +101,7 @@ def main() -> None:
             raise SystemExit(
                 f"scd2 history wrong: {(total, open_rows, closed_at_2000)} != {expected}"
             )
-        ours, ctas = median([r.execution for r in runs]), median(copies)
+        ours, ctas = statistics.median([r.execution for r in runs]), statistics.median(copies)
         print(f"keys: {args.keys:,}  changed keys per batch: {changed:,}  format: {args.format}")
         print(f"initial load (scd2, {args.keys:,} open intervals): {load.execution:.2f}s")
         print(f"scd2 batch (close + open {changed:,}), median of {BATCHES}: {ours:.2f}s")

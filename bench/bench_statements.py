@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness import dbt_run, write_project
+from harness import dbt_run, statement_text, write_project
 
 MODELS = {
     "source_rows": """
@@ -64,8 +64,7 @@ def per_model(statements: list[tuple[str, float]]) -> dict[str, list[str]]:
     for sql, _ in statements:
         match = re.search(r'"node_id": "model\.bench_statements\.(\w+)"', sql)
         if match:
-            text = " ".join(re.sub(r"^/\*.*?\*/", "", sql.strip(), flags=re.S).split())
-            found.setdefault(match.group(1), []).append(text)
+            found.setdefault(match.group(1), []).append(statement_text(sql))
     return found
 
 

@@ -49,11 +49,6 @@ def publish(root: str, model: str) -> harness.DbtRun:
     return harness.dbt_run(Path(root), "run", "--select", model)
 
 
-def publish_seconds(root: str, model: str) -> float:
-    """The model's execution time of one publish."""
-    return publish(root, model).execution
-
-
 def insert_seconds(rows: int) -> float:
     from pyspark.sql import SparkSession
 
@@ -74,7 +69,7 @@ def main() -> int:
 
     root = tempfile.mkdtemp(prefix="jammi-bench-topic-")
     write_project(root, args.rows)
-    publish_seconds(root, "small_topic")  # starts the session, creates the topic
+    publish(root, "small_topic")  # starts the session, creates the topic
 
     from pyspark.sql import SparkSession
 
@@ -85,7 +80,7 @@ def main() -> int:
             "amount_cents int, sku string) using parquet"
         )
 
-    publish_seconds(root, "big_topic")  # warm-up (creates the topic)
+    publish(root, "big_topic")  # warm-up (creates the topic)
     insert_seconds(args.rows)
     insert_seconds(SMALL)
     big_runs = [publish(root, "big_topic") for _ in range(args.repeat)]

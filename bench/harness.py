@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -86,26 +87,23 @@ def dbt(project: Path, *args: str) -> tuple[float, float]:
     return run.wall, run.execution
 
 
+def statement_text(sql: str) -> str:
+    """A statement on one line, without dbt's leading query comment."""
+    return " ".join(re.sub(r"^/\*.*?\*/", "", sql.strip(), flags=re.S).split())
+
+
 def statement_profile(run: DbtRun, top: int = 8) -> str:
     """The statement count and the slowest statements of a run, one line each."""
     lines = [f"{len(run.statements)} statements, {sum(s for _, s in run.statements):.2f}s in SQL"]
     for sql, seconds in sorted(run.statements, key=lambda s: -s[1])[:top]:
-        text = re.sub(r"^/\*.*?\*/", "", sql.strip(), flags=re.S)  # dbt's query comment
-        lines.append(f"  {seconds:7.2f}s  {' '.join(text.split())[:110]}")
+        lines.append(f"  {seconds:7.2f}s  {statement_text(sql)[:110]}")
     return "\n".join(lines)
 
 
 def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, **extra) -> None:
     """One result line for `make bench` (bench/run_all.py collects the BENCH lines):
     ours and the baseline in seconds, measured in the same process."""
-    import json
-
     ratio = ours / baseline if baseline else float("inf")
     fields = {"benchmark": benchmark, "rows": rows, "ours": round(ours, 3)}
     fields.update(baseline=round(baseline, 3), ratio=round(ratio, 2), goal=goal, **extra)
     print("BENCH " + json.dumps(fields), flush=True)
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
