@@ -2,9 +2,11 @@
 
 Delta's Spark jars come from local jars or from Maven Central (spark.jars.packages):
 - JAMMI_DELTA_JARS=/path/a.jar,/path/b.jar (or a directory holding the jars);
-- else the jars in ../shared/jars/delta beside the repository, when present (offline
-  machines: CI);
-- else Maven coordinates (JAMMI_DELTA_PACKAGES, default io.delta:delta-spark_2.12:3.2.1).
+- else the jars beside the repository for the installed PySpark's Spark line, when
+  present (offline machines: CI): ../shared/jars/delta for Spark 3.5,
+  ../shared/jars/delta-spark4 for Spark 4.0;
+- else Maven coordinates (JAMMI_DELTA_PACKAGES, default: the release for the installed
+  Spark line, dbt/adapters/jammi/delta_release.py).
 When Delta cannot be loaded the lane is skipped with the reason -- or fails, with
 JAMMI_DELTA_REQUIRED=1 (CI sets it: a skipped lane never counts as passing there).
 
@@ -19,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dbt.adapters.jammi.delta_release import delta_release, installed_pyspark_version
+
 PROBE = """
 import os
 from pyspark.sql import SparkSession
@@ -27,7 +31,7 @@ b = (SparkSession.builder.master('local[1]')
      .config('spark.sql.catalog.spark_catalog',
              'org.apache.spark.sql.delta.catalog.DeltaCatalog'))
 jars = os.environ.get('JAMMI_DELTA_JARS')
-pkg = os.environ.get('JAMMI_DELTA_PACKAGES', 'io.delta:delta-spark_2.12:3.2.1')
+pkg = os.environ['JAMMI_DELTA_PACKAGES']
 b = b.config('spark.jars', jars) if jars else b.config('spark.jars.packages', pkg)
 s = b.getOrCreate()
 s.sql('create table probe_delta (id int) using delta location "' + os.environ['PROBE_DIR'] + '"')
@@ -57,7 +61,7 @@ def delta_problem() -> str | None:
 
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_JARS = REPO.parent / "shared" / "jars" / "delta"
+SHARED_JARS = REPO.parent / "shared" / "jars"
 TESTS = [
     "tests/functional/mutable_table",
     "tests/functional/scd2",
@@ -68,19 +72,37 @@ TESTS = [
 
 def local_jars(setting: str | None) -> str | None:
     """The comma-separated jar list for spark.jars: JAMMI_DELTA_JARS (files, or a
-    directory of jars), else ../shared/jars/delta when it holds jars, else None."""
+    directory of jars), else the ../shared/jars folder of the installed Spark line's
+    Delta release when it holds jars, else None."""
     if setting:
         path = Path(setting)
         return ",".join(str(j) for j in sorted(path.glob("*.jar"))) if path.is_dir() else setting
-    jars = sorted(SHARED_JARS.glob("*.jar")) if SHARED_JARS.is_dir() else []
+    release = delta_release(installed_pyspark_version())
+    if release is None or release.shared_jars_dir is None:
+        return None
+    folder = SHARED_JARS / release.shared_jars_dir
+    jars = sorted(folder.glob("*.jar")) if folder.is_dir() else []
     return ",".join(str(j) for j in jars) or None
 
 
+def default_package() -> str:
+    """JAMMI_DELTA_PACKAGES, else the Maven coordinates for the installed Spark line."""
+    release = delta_release(installed_pyspark_version())
+    fallback = release.package if release else "io.delta:delta-spark_2.12:3.2.1"
+    return os.environ.get("JAMMI_DELTA_PACKAGES") or fallback
+
+
 def main() -> int:
+    spark = installed_pyspark_version()
+    if delta_release(spark) is None and not os.environ.get("JAMMI_DELTA_JARS"):
+        print(f"delta lane SKIPPED: no Delta Lake release is known for PySpark {spark}")
+        return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
     if jars:
         os.environ["JAMMI_DELTA_JARS"] = jars
-    source = f"jars {jars}" if jars else "Maven packages"
+    else:
+        os.environ["JAMMI_DELTA_PACKAGES"] = default_package()
+    source = f"jars {jars}" if jars else f"Maven packages {os.environ['JAMMI_DELTA_PACKAGES']}"
     problem = delta_problem()
     if problem:
         print(f"delta lane SKIPPED: Delta Lake is not available on this machine ({problem})")
@@ -88,7 +110,9 @@ def main() -> int:
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
     only = "not thrift and not dbt_spark_suite"
     tests = [*TESTS, "-q", "-rs", "-p", "no:cacheprovider", "-m", only]
-    print(f"delta lane: running the feature tests with file_format=delta ({source})")
+    print(
+        f"delta lane: running the feature tests with file_format=delta (PySpark {spark}, {source})"
+    )
     return subprocess.call([sys.executable, "-m", "pytest", *tests], env=env)
 
 

@@ -17,6 +17,8 @@ import tempfile
 
 import pytest
 
+from dbt.adapters.jammi.delta_release import delta_release, installed_pyspark_version
+
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
 _STATE_DIR = tempfile.mkdtemp(prefix="jammi-spark-")
@@ -64,8 +66,9 @@ def jammi_profile_target() -> dict:
         if jars:
             params["spark.jars"] = jars
         else:
-            params["spark.jars.packages"] = os.environ.get(
-                "JAMMI_DELTA_PACKAGES", "io.delta:delta-spark_2.12:3.2.1"
+            release = delta_release(installed_pyspark_version())
+            params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or (
+                release.package if release else "io.delta:delta-spark_2.12:3.2.1"
             )
     return {
         "type": "jammi",

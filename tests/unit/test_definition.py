@@ -128,6 +128,7 @@ def test_duplicate_output_column_is_rejected():
         "char(3)",
         "INT",
         "BIGINT",
+        "string collate UTF8_BINARY",
     ],
 )
 def test_closed_types_pass(spark_type):
@@ -146,6 +147,10 @@ def test_closed_types_pass(spark_type):
         ("map<string,int>", ["JSON string"]),
         ("struct<a:int,b:string>", ["JSON string"]),
         ("void", ["cast(null as string)"]),
+        ("string collate UTF8_LCASE", ["byte by byte", "collate(v, 'UTF8_BINARY') as v"]),
+        ("string collate UNICODE_CI", ["collate(v, 'UTF8_BINARY')"]),
+        ("variant", ["JSON string", "to_json(v) as v"]),
+        ("time(6)", ["milliseconds since midnight"]),
     ],
 )
 def test_wider_types_are_rejected_with_the_encoding(spark_type, fragments):

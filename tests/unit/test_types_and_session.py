@@ -34,6 +34,15 @@ from dbt.adapters.jammi.validation import (
         ("array<int>", None),
         ("timestamp_ntz", None),
         ("interval day to second", None),
+        # Spark 4's spellings
+        ("string collate UTF8_BINARY", "string"),
+        ("varchar(5) collate UTF8_BINARY", "string"),
+        ("string collate UTF8_LCASE", None),
+        ("string collate UNICODE_CI", None),
+        ("int collate UTF8_BINARY", None),
+        ("variant", None),
+        ("time(6)", None),
+        ("time", None),
     ],
 )
 def test_type_mapping(spark_type, closed):

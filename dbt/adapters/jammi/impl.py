@@ -12,6 +12,7 @@ from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, Spa
 
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
+from dbt.adapters.jammi.delta_release import packages_hint
 from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
@@ -197,7 +198,8 @@ class JammiAdapter(
                 f"model '{model_name}'",
                 "file_format 'delta' is configured but this Spark session has no Delta Lake",
                 "install the extra (pip install 'dbt-jammi[delta]') and add to the profile's "
-                "server_side_parameters: spark.jars.packages: io.delta:delta-spark_2.12:3.2.1, "
+                "server_side_parameters: spark.jars.packages: the Delta release for your "
+                f"Spark ({packages_hint()}), "
                 "spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension, "
                 "spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog."
                 "DeltaCatalog -- or set file_format: auto",
