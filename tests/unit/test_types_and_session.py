@@ -203,3 +203,21 @@ def test_old_java_is_reported(monkeypatch, tmp_path):
 )
 def test_session_bindings_keep_their_value(value, rendered):
     assert JammiSessionConnectionWrapper._fix_binding(value) == rendered
+
+
+def test_ansi_mode_is_left_to_spark_when_the_profile_does_not_set_it():
+    # dbt-spark's credentials pin it to false; that pin must not reach the session.
+    for method in ("session", "thrift"):
+        creds = JammiCredentials(method=method, schema="s", host="localhost")
+        assert "spark.sql.ansi.enabled" not in creds.server_side_parameters
+
+
+@pytest.mark.parametrize("value", [True, "true", "false"])
+def test_the_profiles_ansi_mode_is_kept(value):
+    creds = JammiCredentials(
+        method="session",
+        schema="s",
+        host="localhost",
+        server_side_parameters={"spark.sql.ansi.enabled": value},
+    )
+    assert creds.server_side_parameters["spark.sql.ansi.enabled"] == str(value)

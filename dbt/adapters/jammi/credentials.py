@@ -24,6 +24,11 @@ SESSION_SQL_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
 }
+# dbt-spark 1.11's credentials write `spark.sql.ansi.enabled = false` into
+# `server_side_parameters`, over the profile's own value, and its cursors re-apply it
+# before every statement. dbt-jammi keeps the profile's value when it has one and
+# otherwise leaves the setting to Spark (off on 3.5, on on 4.x) and to `SET`.
+ANSI_MODE = "spark.sql.ansi.enabled"
 
 
 @dataclass
@@ -41,7 +46,12 @@ class JammiCredentials(SparkCredentials):
         return data
 
     def __post_init__(self) -> None:
+        chosen = {str(k): str(v) for k, v in (self.server_side_parameters or {}).items()}
         super().__post_init__()
+        if ANSI_MODE in chosen:
+            self.server_side_parameters[ANSI_MODE] = chosen[ANSI_MODE]
+        else:
+            self.server_side_parameters.pop(ANSI_MODE, None)
         if self.tenant is not None:
             validate_tenant_value(self.tenant, "profile field 'tenant'")
 
