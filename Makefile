@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean
+.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -88,5 +88,56 @@ bench: $(STAMP)
 
 test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
 
+# Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
+# with the PySpark pins of constraints-spark4*.txt. Not part of `make test` (about 50
+# minutes on 2 cores); CI runs it nightly (.github/workflows/spark4-lane.yml).
+#   .venv-spark4        newest PySpark 4.x: unit, functional (dbt-tests-adapter suites
+#                       included), the integration project, the Thrift lane
+#   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1: the Delta lane
+SPARK4_VENV ?= .venv-spark4
+SPARK4_DELTA_VENV ?= .venv-spark4-delta
+S4 := $(SPARK4_VENV)/bin
+S4D := $(SPARK4_DELTA_VENV)/bin
+
+$(SPARK4_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4.txt
+	$(PYTHON) -m venv $(SPARK4_VENV)
+	$(S4)/python -m pip install --quiet --upgrade pip
+	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - constraints-spark4.txt > $(SPARK4_VENV)/constraints.txt
+	$(S4)/python -m pip install --quiet -c $(SPARK4_VENV)/constraints.txt -e ".[dev,thrift]"
+	touch $@
+
+$(SPARK4_DELTA_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-delta.txt
+	$(PYTHON) -m venv $(SPARK4_DELTA_VENV)
+	$(S4D)/python -m pip install --quiet --upgrade pip
+	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - constraints-spark4-delta.txt > $(SPARK4_DELTA_VENV)/constraints.txt
+	$(S4D)/python -m pip install --quiet -c $(SPARK4_DELTA_VENV)/constraints.txt -e ".[dev,thrift]"
+	touch $@
+
+spark4-unit: $(SPARK4_VENV)/.installed
+	$(S4)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
+
+spark4-functional: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	$(S4)/pytest tests/functional -q -rs -p no:cacheprovider $(PYTEST_ARGS)
+
+# Its own session state (.spark-spark4): the 3.5 demo's tables stay where they are.
+spark4-demo: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	cd integration_project && JAMMI_SESSION_DIR=.spark-spark4 \
+	  ../$(S4)/dbt build --profiles-dir . --project-dir . --target-path target-spark4
+
+spark4-thrift: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	@$(S4)/python scripts/thrift_server.py lane
+
+spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed
+	@$(S4D)/python scripts/check_java.py
+	@$(S4D)/python scripts/delta_lane.py
+
+spark4-lane:
+	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+
 clean:
-	rm -rf $(VENV) integration_project/.spark integration_project/target integration_project/logs
+	rm -rf $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
+	  integration_project/.spark-spark4 integration_project/target integration_project/target-spark4 \
+	  integration_project/logs
