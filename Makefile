@@ -99,19 +99,21 @@ SPARK4_DELTA_VENV ?= .venv-spark4-delta
 S4 := $(SPARK4_VENV)/bin
 S4D := $(SPARK4_DELTA_VENV)/bin
 
+# $(1): the environment's directory; $(2): the PySpark and py4j pins replacing those of
+# constraints.txt.
+define pinned_venv
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - $(2) > $(1)/constraints.txt
+	$(1)/bin/python -m pip install --quiet -c $(1)/constraints.txt -e ".[dev,thrift]"
+	touch $(1)/.installed
+endef
+
 $(SPARK4_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4.txt
-	$(PYTHON) -m venv $(SPARK4_VENV)
-	$(S4)/python -m pip install --quiet --upgrade pip
-	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - constraints-spark4.txt > $(SPARK4_VENV)/constraints.txt
-	$(S4)/python -m pip install --quiet -c $(SPARK4_VENV)/constraints.txt -e ".[dev,thrift]"
-	touch $@
+	$(call pinned_venv,$(SPARK4_VENV),constraints-spark4.txt)
 
 $(SPARK4_DELTA_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-delta.txt
-	$(PYTHON) -m venv $(SPARK4_DELTA_VENV)
-	$(S4D)/python -m pip install --quiet --upgrade pip
-	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - constraints-spark4-delta.txt > $(SPARK4_DELTA_VENV)/constraints.txt
-	$(S4D)/python -m pip install --quiet -c $(SPARK4_DELTA_VENV)/constraints.txt -e ".[dev,thrift]"
-	touch $@
+	$(call pinned_venv,$(SPARK4_DELTA_VENV),constraints-spark4-delta.txt)
 
 spark4-unit: $(SPARK4_VENV)/.installed
 	$(S4)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)

@@ -31,7 +31,7 @@ b = (SparkSession.builder.master('local[1]')
      .config('spark.sql.catalog.spark_catalog',
              'org.apache.spark.sql.delta.catalog.DeltaCatalog'))
 jars = os.environ.get('JAMMI_DELTA_JARS')
-pkg = os.environ['JAMMI_DELTA_PACKAGES']
+pkg = os.environ.get('JAMMI_DELTA_PACKAGES', '')
 b = b.config('spark.jars', jars) if jars else b.config('spark.jars.packages', pkg)
 s = b.getOrCreate()
 s.sql('create table probe_delta (id int) using delta location "' + os.environ['PROBE_DIR'] + '"')
