@@ -9,20 +9,36 @@ parameters), so this is a session-only defect of dbt-spark, seen as the failures
 dbt-tests-adapter's `right`, `replace` and `split_part` suites.
 
 The wrapper below renders those four kinds exactly (NULL, an escaped string literal, the
-integer or decimal digits) and leaves every other value to dbt-spark.
+integer or decimal digits) and leaves every other value to dbt-spark. It also gives back
+the message PySpark 4.0 loses for Delta's errors (session_errors.py).
 """
 
 from __future__ import annotations
 
 import decimal
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from dbt.adapters.spark.session import SessionConnectionWrapper
 
+from dbt.adapters.jammi.session_errors import reraise_with_spark_message
 from dbt.adapters.jammi.validation import sql_string_literal
 
 
 class JammiSessionConnectionWrapper(SessionConnectionWrapper):
+    def execute(self, sql: str, bindings: Optional[list[Any]] = None) -> None:
+        try:
+            super().execute(sql, bindings)
+        except Exception as exc:
+            reraise_with_spark_message(exc)
+            raise
+
+    def fetchall(self) -> Optional[list[Any]]:
+        try:
+            return super().fetchall()
+        except Exception as exc:
+            reraise_with_spark_message(exc)
+            raise
+
     @classmethod
     def _fix_binding(cls, value: Any) -> Union[str, float]:
         if value is None:
