@@ -17,7 +17,7 @@ FILE_FORMATS = [
         "delta",
         marks=pytest.mark.skipif(
             test_file_format() != "delta",
-            reason="Delta Lake is not on this session (run `make delta-lake` where it loads)",
+            reason="Delta Lake is not on this session (run `make delta-lane` where it loads)",
         ),
     ),
 ]
