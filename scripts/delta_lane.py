@@ -21,7 +21,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dbt.adapters.jammi.delta_release import delta_release, installed_pyspark_version
+from dbt.adapters.jammi.delta_release import (
+    delta_release,
+    installed_pyspark_version,
+    package_for,
+)
 
 PROBE = """
 import os
@@ -85,13 +89,6 @@ def local_jars(setting: str | None) -> str | None:
     return ",".join(str(j) for j in jars) or None
 
 
-def default_package() -> str:
-    """JAMMI_DELTA_PACKAGES, else the Maven coordinates for the installed Spark line."""
-    release = delta_release(installed_pyspark_version())
-    fallback = release.package if release else "io.delta:delta-spark_2.12:3.2.1"
-    return os.environ.get("JAMMI_DELTA_PACKAGES") or fallback
-
-
 def main() -> int:
     spark = installed_pyspark_version()
     if delta_release(spark) is None and not os.environ.get("JAMMI_DELTA_JARS"):
@@ -101,7 +98,9 @@ def main() -> int:
     if jars:
         os.environ["JAMMI_DELTA_JARS"] = jars
     else:
-        os.environ["JAMMI_DELTA_PACKAGES"] = default_package()
+        os.environ["JAMMI_DELTA_PACKAGES"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
+            spark
+        )
     source = f"jars {jars}" if jars else f"Maven packages {os.environ['JAMMI_DELTA_PACKAGES']}"
     problem = delta_problem()
     if problem:

@@ -17,7 +17,7 @@ import tempfile
 
 import pytest
 
-from dbt.adapters.jammi.delta_release import delta_release, installed_pyspark_version
+from dbt.adapters.jammi.delta_release import installed_pyspark_version, package_for
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -66,9 +66,8 @@ def jammi_profile_target() -> dict:
         if jars:
             params["spark.jars"] = jars
         else:
-            release = delta_release(installed_pyspark_version())
-            params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or (
-                release.package if release else "io.delta:delta-spark_2.12:3.2.1"
+            params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
+                installed_pyspark_version()
             )
     return {
         "type": "jammi",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbt.adapters.jammi.delta_release import delta_release, packages_hint, spark_line
+from dbt.adapters.jammi.delta_release import delta_release, package_for, packages_hint, spark_line
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,8 @@ def test_spark_line_and_hint():
     hint = packages_hint()
     assert "Spark 3.5: io.delta:delta-spark_2.12:3.2.1" in hint
     assert "Spark 4.0: io.delta:delta-spark_2.13:4.0.1" in hint
+
+
+def test_package_for_falls_back_to_spark_35s_release():
+    assert package_for("4.0.5") == "io.delta:delta-spark_2.13:4.0.1"
+    assert package_for("4.3.0") == "io.delta:delta-spark_2.12:3.2.1"

@@ -20,16 +20,15 @@ class DeltaRelease:
     for machines that do not (None: no local copy)."""
 
     spark_line: str
-    delta_version: str
     package: str
     shared_jars_dir: Optional[str]
 
 
 RELEASES: tuple[DeltaRelease, ...] = (
-    DeltaRelease("3.5", "3.2.1", "io.delta:delta-spark_2.12:3.2.1", "delta"),
-    DeltaRelease("4.0", "4.0.1", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4"),
+    DeltaRelease("3.5", "io.delta:delta-spark_2.12:3.2.1", "delta"),
+    DeltaRelease("4.0", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4"),
     # Delta 4.1 is built for Spark 4.1 and names the Spark line in its artifact.
-    DeltaRelease("4.1", "4.1.0", "io.delta:delta-spark_4.1_2.13:4.1.0", None),
+    DeltaRelease("4.1", "io.delta:delta-spark_4.1_2.13:4.1.0", None),
 )
 
 _LINE = re.compile(r"^\s*(\d+)\.(\d+)")
@@ -46,6 +45,13 @@ def delta_release(spark_version: str) -> Optional[DeltaRelease]:
     (e.g. Spark 4.2 and 4.3 when this was written)."""
     line = spark_line(spark_version)
     return next((r for r in RELEASES if r.spark_line == line), None)
+
+
+def package_for(spark_version: str) -> str:
+    """Maven coordinates for this Spark version (Spark 3.5's release when Delta has none
+    for it: loading then fails with Delta's own message)."""
+    release = delta_release(spark_version)
+    return (release or RELEASES[0]).package
 
 
 def installed_pyspark_version() -> str:
