@@ -15,12 +15,16 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.definition import MutableTableDefinition
+from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
 
+NOW_MS = 1_800_000_000_000
 MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
 FILES = (
     "utils/tenant.sql",
     "materializations/mutable_table/change_set.sql",
+    "materializations/mutable_table/merge_functions.sql",
+    "materializations/mutable_table/ttl.sql",
     "materializations/mutable_table/apply_merge.sql",
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
@@ -41,17 +45,26 @@ class _Adapter:
     def quote_column(self, name: str) -> str:
         return quote_identifier(name)
 
+    def mutable_ttl_cutoff(self, ttl_ms: int) -> int:
+        return NOW_MS - int(ttl_ms)
+
+    def mutable_written_at_column(self) -> str:
+        return WRITTEN_AT_COLUMN
+
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
     )
     env.globals.update(adapter=_Adapter(env), **{"return": lambda value: value})
-    for path in FILES:
-        module = env.get_template(path).module
-        env.globals.update(
-            {k: v for k, v in vars(module).items() if isinstance(v, jinja2.runtime.Macro)}
-        )
+    # a module sees the macros loaded before it, so a second pass resolves files that
+    # call each other (change_set.sql <-> merge_functions.sql, ttl.sql), as dbt does
+    for _ in range(2):
+        for path in FILES:
+            module = env.get_template(path, globals={}).make_module()
+            env.globals.update(
+                {k: v for k, v in vars(module).items() if isinstance(v, jinja2.runtime.Macro)}
+            )
     return env
 
 

@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional, Union
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.merge_functions import validate_merge_functions
 from dbt.adapters.jammi.predicates import validate_predicate
+from dbt.adapters.jammi.ttl import validate_ttl
 from dbt.adapters.jammi.types import INTEGER_TYPES
 from dbt.adapters.jammi.validation import (
     column_list,
@@ -35,6 +37,9 @@ FILE_FORMATS = ("auto", "delta", "parquet", "orc", "iceberg", "hudi")
 HARD_DELETES = ("ignore", "delete")
 HISTORY_MODES = ("none", "scd2")
 ON_SCHEMA_CHANGE = ("fail", "append_new_columns")
+
+# Definition keys recorded only when set (see MutableTableDefinition.to_dict).
+OPTIONAL_KEYS = ("merge_functions", "ttl_ms", "ttl_column")
 
 SchemaInput = Union[Mapping[str, str], Iterable[tuple[str, str]]]
 
@@ -81,6 +86,9 @@ class MutableTableDefinition:
     tenant_from: Optional[str] = None
     on_schema_change: str = "fail"
     file_format: str = "auto"
+    merge_functions: tuple[tuple[str, str], ...] = ()
+    ttl_ms: Optional[int] = None
+    ttl_column: Optional[str] = None
 
     @property
     def column_names(self) -> list[str]:
@@ -122,6 +130,12 @@ class MutableTableDefinition:
         data["storage_key"] = self.storage_key
         data["value_columns"] = self.value_columns
         data["storage_columns"] = [[c.name, c.type] for c in self.storage_columns]
+        data["merge_functions"] = dict(self.merge_functions)
+        # options added after tables were first recorded are written only when set, so
+        # a table that does not use them keeps its recorded definition unchanged
+        for option in OPTIONAL_KEYS:
+            if not data[option]:
+                del data[option]
         return data
 
     def to_json(self) -> str:
@@ -153,6 +167,9 @@ class MutableTableDefinition:
             "tenant_from": builder.tenant_from,
             "on_schema_change": builder.on_schema_change,
             "file_format": builder.file_format,
+            "merge_functions": builder.merge_functions,
+            "ttl_ms": builder.ttl_ms,
+            "ttl_column": builder.ttl_column,
         }
         if config.get("primary_key") is None:
             raise JammiValidationError(
@@ -245,6 +262,15 @@ class MutableTableDefinitionBuilder:
 
     def file_format(self, file_format: str) -> MutableTableDefinitionBuilder:
         return self._set("file_format", file_format)
+
+    def merge_functions(self, functions: Mapping[str, str]) -> MutableTableDefinitionBuilder:
+        return self._set("merge_functions", functions)
+
+    def ttl_ms(self, ttl_ms: int) -> MutableTableDefinitionBuilder:
+        return self._set("ttl_ms", ttl_ms)
+
+    def ttl_column(self, column: str) -> MutableTableDefinitionBuilder:
+        return self._set("ttl_column", column)
 
     def build(self) -> MutableTableDefinition:
         subject = self.subject
@@ -366,6 +392,19 @@ class MutableTableDefinitionBuilder:
         if delete_when is not None:
             delete_when = validate_predicate(delete_when, subject, "delete_when")
 
+        ttl_ms, ttl_column = validate_ttl(
+            opts.get("ttl_ms"), opts.get("ttl_column"), subject, types, history
+        )
+        merge_functions = validate_merge_functions(
+            opts.get("merge_functions"),
+            subject,
+            types,
+            self._primary_key,
+            version_column,
+            tenant_from,
+            history,
+        )
+
         definition = MutableTableDefinition(
             table_id=self._table_id,
             columns=tuple(columns),
@@ -394,6 +433,9 @@ class MutableTableDefinitionBuilder:
             file_format=require_choice(
                 opts.get("file_format", "auto"), "file_format", FILE_FORMATS, subject
             ),
+            merge_functions=merge_functions,
+            ttl_ms=ttl_ms,
+            ttl_column=ttl_column,
         )
         return definition
 

@@ -17,6 +17,7 @@ from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.predicates import validate_predicate
 from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.session import (
@@ -57,6 +58,9 @@ class JammiConfig(SparkConfig):
     topic_name: Optional[str] = None
     retention_offsets: Optional[int] = None
     retention_ms: Optional[int] = None
+    merge_functions: Optional[dict[str, str]] = None
+    ttl_ms: Optional[int] = None
+    ttl_column: Optional[str] = None
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -73,6 +77,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 
 class JammiAdapter(
     MutableTableAdapterMixin,
+    MutableRulesAdapterMixin,
     Scd2AdapterMixin,
     TopicAdapterMixin,
     TopicRegistrationAdapterMixin,

@@ -54,5 +54,5 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
   {%- set merge_sql = get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
-  {{ return(adapter.mutable_commit_merge(merge_sql, model.name, last_attempt)) }}
+  {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt)) }}
 {%- endmacro %}

@@ -81,7 +81,7 @@
   {%- if fail_at == 'concurrent_commit' -%}
     {%- do simulate_concurrent_commit(target_relation, planned_location, file_format) -%}
   {%- endif -%}
-  {%- set committed = adapter.mutable_commit_version(target_relation, planned_location, location, model.name, cleanup, last_attempt) -%}
+  {%- set committed = adapter.mutable_commit_version(target_relation, planned_location, location, definition.table_id, cleanup, last_attempt) -%}
   {{ return(location if committed else none) }}
 {%- endmacro %}
 

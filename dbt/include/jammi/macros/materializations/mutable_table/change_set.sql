@@ -37,11 +37,17 @@
 {#-- `scan_target_once`: the planner may read the stored rows it needs once (scd2 reads
      them twice otherwise); the rewrite applier asks for it, which stages the change
      set anyway. --#}
+{#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). --#}
 {% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
   {%- if definition.history == 'scd2' -%}
-    {{ return(get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once)) }}
+    {%- set planned = get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once) -%}
   {%- else -%}
-    {{ return(get_mutable_change_set_sql(definition, source_relation, target_relation, tenant)) }}
+    {%- set planned = get_mutable_change_set_sql(definition, source_relation, target_relation, tenant) -%}
+  {%- endif -%}
+  {%- if definition.get('ttl_ms') -%}
+    {{ return(mutable_ttl_change_set_sql(definition, planned, target_relation, tenant)) }}
+  {%- else -%}
+    {{ return(planned) }}
   {%- endif -%}
 {%- endmacro %}
 
@@ -78,10 +84,20 @@
 {%- set newer -%}
   {%- if version -%}coalesce(s_{{ version }} > t_{{ version }}, t_{{ version }} is null){%- else -%}true{%- endif -%}
 {%- endset -%}
+{%- set merge_functions = definition.get('merge_functions') or {} -%}
+{#-- merge functions with a version column: the batch rows of a key newer than its stored
+     version combine among themselves first (mutable_merge_functions_latest_sql) --#}
+{%- set aggregate = merge_functions and version -%}
+{#-- the stored value a new row combines with: none when the key was deleted earlier in
+     the same batch (its newer rows start it afresh) --#}
+{%- set stored_value = {} -%}
+{%- for c in definition.storage_columns -%}
+  {%- do stored_value.update({c[0]: ('case when restarted then null else t_' ~ c[0] ~ ' end') if aggregate and definition.delete_when else ('t_' ~ c[0])}) -%}
+{%- endfor -%}
 {#-- the value a column gets in the new row of an insert or update --#}
 {%- set new_value = {} -%}
 {%- for c in definition.storage_columns -%}
-  {%- do new_value.update({c[0]: ('coalesce(s_' ~ c[0] ~ ', t_' ~ c[0] ~ ')') if definition.partial_updates else ('s_' ~ c[0])}) -%}
+  {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], definition.partial_updates)}) -%}
 {%- endfor -%}
 with
 
@@ -105,15 +121,17 @@ batch as (
 
 latest as (
   {#- one row per key: the highest version (ties were rejected by the batch checks) #}
-  {%- if version %}
+  {%- if aggregate %}
+  {{ mutable_merge_functions_latest_sql(definition, target_relation, tenant) }}
+  {%- elif version %}
   select * from (
     select *, row_number() over (
       partition by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
-      order by {{ q(version) }} desc) as rn
+      order by {{ q(version) }} desc) as rn, false as restarted
     from batch
   ) where rn = 1
   {%- else %}
-  select *, 1 as rn from batch
+  select *, 1 as rn, false as restarted from batch
   {%- endif %}
 ),
 
@@ -134,6 +152,7 @@ joined as (
     {%- endfor %}
     s.tenant_id as s_tenant_id, t.tenant_id as t_tenant_id,
     s.is_delete as is_delete,
+    coalesce(s.restarted, false) as restarted,
     s.rn is not null as in_batch,
     t.{{ q(key[0]) }} is not null as in_target
   from latest as s

@@ -103,7 +103,7 @@
     {%- set violations = run_query(get_unique_index_violations_sql(definition, index, next_state_sql)) -%}
     {%- if violations.rows | length > 0 -%}
       {%- do drop_mutable_run_relations(run_relations) -%}
-      {%- do adapter.mutable_batch_error(model.name, 'unique_index', violations, "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")") -%}
+      {%- do adapter.mutable_batch_error(definition.table_id, 'unique_index', violations, "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")") -%}
     {%- endif -%}
   {%- endfor -%}
 {%- endmacro %}

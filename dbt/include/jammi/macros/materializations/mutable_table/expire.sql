@@ -1,0 +1,54 @@
+{#-- dbt run-operation expire_mutable_table --args '{table: feature_counters}'
+
+     Expires a mutable_table's aged rows without a batch, for tables whose model rarely
+     runs: the same plan and commit as a run of the model with an empty output (so a
+     concurrent run serializes with it the same way), under the table's recorded
+     definition. `ttl_ms` overrides the configured age for this operation only (the table
+     must have TTL configured: its age column is what makes rows comparable); `schema`
+     defaults to the target's. A bound tenant only expires its own rows.
+     docs/mutable_table.md#expiring-rows --#}
+
+{% macro expire_mutable_table(table, schema=none, ttl_ms=none) -%}
+  {%- set relation = load_relation(api.Relation.create(schema=schema or target.schema, identifier=table, type='table')) -%}
+  {%- set subject = "expire_mutable_table '" ~ (schema or target.schema) ~ "." ~ table ~ "'" -%}
+  {%- if relation is none -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": no such table.\n  Fix: name a mutable_table of the schema (args: table, schema)") -%}
+  {%- endif -%}
+  {%- set properties = fetch_table_properties(relation) -%}
+  {%- if properties.get('jammi.kind') != 'mutable_table' -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": the table was not created by the mutable_table materialization.\n  Fix: name a mutable_table") -%}
+  {%- endif -%}
+  {%- set state = fetch_mutable_table_state(relation) -%}
+  {%- set definition = adapter.mutable_expire_definition(table, state.definition, ttl_ms) -%}
+  {%- set tenant = jammi_bound_tenant() -%}
+  {%- set run_id = adapter.mutable_run_id() -%}
+  {%- do adapter.tenant_guard_trust(true) -%}
+  {%- set batch_relation = mutable_temp_relation(relation, 'batch') -%}
+  {%- do run_query(get_create_temp_view_sql(batch_relation, mutable_empty_batch_sql(definition))) -%}
+  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
+  {%- set attempts = adapter.mutable_commit_attempts() -%}
+  {%- for attempt in range(attempts) -%}
+    {%- if not ns.outcome.committed -%}
+      {%- if attempt > 0 -%}
+        {%- set ns.state = fetch_mutable_table_state(relation) -%}
+      {%- endif -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, relation, ns.state, state.file_format, tenant, run_id, none, attempt == attempts - 1, attempt == 0) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {#-- the recorded definition stays what the model configured --#}
+  {%- do record_mutable_definition(ns.state.definition, ns.state, relation, state.file_format, ns.outcome.location) -%}
+  {%- do drop_mutable_run_relations(ns.outcome.run_relations) -%}
+  {%- do adapter.tenant_guard_trust(false) -%}
+  {%- do log(subject ~ ": expired " ~ ns.outcome.counts.delete ~ " row(s)" ~ ((" of tenant " ~ tenant) if tenant else ""), info=true) -%}
+  {{ return(ns.outcome.counts.delete) }}
+{%- endmacro %}
+
+
+{#-- A batch with the table's columns and no rows. --#}
+{% macro mutable_empty_batch_sql(definition) -%}
+  select
+  {%- for c in definition.columns %}
+    cast(null as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }}{{ ',' if not loop.last }}
+  {%- endfor %}
+  where 1 = 0
+{%- endmacro %}

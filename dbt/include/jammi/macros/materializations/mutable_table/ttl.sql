@@ -1,0 +1,53 @@
+{#-- ttl_ms (docs/mutable_table.md#expiring-rows): the run's change set also deletes the
+     stored rows of its scope that have expired, so they commit with the run's own
+     changes (one MERGE / one version), and never inserts or keeps a row that is already
+     expired. A row's age column: ttl_column, the engine's _written_at (history none
+     without ttl_column), or valid_to (scd2: closed intervals only; the open row has no
+     valid_to and never expires by TTL alone). A NULL age never expires.
+
+     Wraps a planner's change set (same CONTRACT as change_set.sql): rows of `planned`
+     win over the expired stored row of the same key; an 'update' whose new row is
+     expired becomes a 'delete' (it carries the new row's values), an expired 'insert' is
+     dropped. --#}
+
+{% macro mutable_ttl_age_column(definition) -%}
+  {%- if definition.history == 'scd2' -%}
+    {{ return(definition.valid_to) }}
+  {%- else -%}
+    {{ return(definition.ttl_column or adapter.mutable_written_at_column()) }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set cutoff = adapter.mutable_ttl_cutoff(definition.ttl_ms) -%}
+{%- set expired = 'coalesce(' ~ q(mutable_ttl_age_column(definition)) ~ ' < ' ~ cutoff ~ ', false)' -%}
+{%- set columns -%}
+  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
+{%- endset -%}
+with planned as (
+  {{ planned_sql }}
+),
+
+with_expired as (
+  select {{ columns }},
+    case when _change = 'update' and {{ expired }} then 'delete' else _change end as _change,
+    0 as _ttl_source
+  from planned
+  where not (_change = 'insert' and {{ expired }})
+  {%- if target_relation is not none %}
+  union all
+  select {{ columns }}, 'delete' as _change, 1 as _ttl_source
+  from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as stored
+  where {{ expired }}
+  {%- endif %}
+)
+
+select {{ columns }}, _change from (
+  select *, row_number() over (
+    partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
+    order by _ttl_source) as _ttl_rank
+  from with_expired
+) where _ttl_rank = 1
+{%- endmacro %}
