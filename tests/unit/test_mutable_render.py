@@ -45,11 +45,14 @@ class _Adapter:
     def quote_column(self, name: str) -> str:
         return quote_identifier(name)
 
-    def mutable_ttl_cutoff(self, ttl_ms: int) -> int:
-        return NOW_MS - int(ttl_ms)
+    def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
+        return (now or NOW_MS) - int(ttl_ms)
 
     def mutable_written_at_column(self) -> str:
         return WRITTEN_AT_COLUMN
+
+    def mutable_now_ms(self) -> int:
+        return NOW_MS
 
 
 def _environment() -> jinja2.Environment:

@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.merge_functions import validate_merge_functions
 from dbt.adapters.jammi.predicates import validate_predicate
-from dbt.adapters.jammi.ttl import validate_ttl
+from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN, validate_ttl
 from dbt.adapters.jammi.types import INTEGER_TYPES
 from dbt.adapters.jammi.validation import (
     column_list,
@@ -116,6 +116,8 @@ class MutableTableDefinition:
             if self.valid_from not in names:
                 columns.append(ColumnDef(self.valid_from, "bigint"))
             columns.append(ColumnDef(self.valid_to, "bigint"))
+        elif self.ttl_ms and not self.ttl_column:
+            columns.append(ColumnDef(WRITTEN_AT_COLUMN, "bigint"))
         return columns
 
     def to_dict(self) -> dict[str, Any]:

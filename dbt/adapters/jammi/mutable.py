@@ -17,6 +17,7 @@ from typing import Any, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN, written_at_needed
 from dbt.adapters.jammi.types import INTEGER_TYPES
 from dbt.adapters.jammi.validation import TENANT_COLUMN
 
@@ -31,7 +32,7 @@ PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
 # Keys the materialization adds to a definition for one run only (not recorded).
-RUN_ONLY_KEYS = ("batch_columns",)
+RUN_ONLY_KEYS = ("batch_columns", "now_ms")
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
 FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit")
@@ -85,6 +86,18 @@ def reconcile_schema(
         if history == "scd2"
         else set()
     )
+    keeps_written_at = WRITTEN_AT_COLUMN in stored_types
+    if written_at_needed(batch_definition) and not keeps_written_at:
+        raise JammiValidationError(
+            subject,
+            f"ttl_ms without ttl_column ages rows by the engine column "
+            f"'{WRITTEN_AT_COLUMN}' (when each key was last written), which this table was "
+            "created without; its stored rows have no write time",
+            "set ttl_column to a bigint epoch-millisecond column of the model, or rebuild "
+            "the table with --full-refresh (needs config full_refresh: true)",
+        )
+    if keeps_written_at:
+        engine_columns.add(WRITTEN_AT_COLUMN)
 
     for name, stored_type in stored:
         batch_type = batch_types.get(name)
@@ -140,6 +153,8 @@ def reconcile_schema(
         if vf not in stored_names:
             storage.append([vf, "bigint"])
         storage.append([vt, "bigint"])
+    elif keeps_written_at:
+        storage.append([WRITTEN_AT_COLUMN, "bigint"])
     definition["storage_columns"] = storage
     return SchemaReconciliation(definition, new_columns, missing)
 

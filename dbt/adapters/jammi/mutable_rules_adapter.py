@@ -9,7 +9,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN, ttl_cutoff_ms
+from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN, now_ms, ttl_cutoff_ms
 from dbt.adapters.jammi.validation import require_positive_int
 
 
@@ -55,13 +55,19 @@ def expire_definition(
 
 class MutableRulesAdapterMixin(metaclass=AdapterMeta):
     @available
-    def mutable_ttl_cutoff(self, ttl_ms: int) -> int:
-        """Epoch milliseconds: rows whose age column is below this have expired."""
-        return ttl_cutoff_ms(int(ttl_ms))
+    def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
+        """Epoch milliseconds: rows whose age column is below this have expired (``now``:
+        the plan's clock)."""
+        return ttl_cutoff_ms(int(ttl_ms), None if now is None else int(now))
 
     @available
     def mutable_written_at_column(self) -> str:
         return WRITTEN_AT_COLUMN
+
+    @available
+    def mutable_now_ms(self) -> int:
+        """The run's clock, epoch milliseconds (the engine's ``_written_at``)."""
+        return now_ms()
 
     @available
     def mutable_expire_definition(

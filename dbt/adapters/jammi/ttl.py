@@ -69,10 +69,13 @@ def validate_ttl(
     return ttl_ms, ttl_column
 
 
-def ttl_cutoff_ms(ttl_ms: int, now_ms: Optional[int] = None) -> int:
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def ttl_cutoff_ms(ttl_ms: int, now: Optional[int] = None) -> int:
     """Rows whose age column is below this are expired."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    return now - int(ttl_ms)
+    return (now_ms() if now is None else now) - int(ttl_ms)
 
 
 def written_at_needed(definition: Mapping[str, Any]) -> bool:

@@ -42,10 +42,20 @@ HISTORY = """
           ttl_ms=var('ttl_ms', 3600000)) }}
 {% set now = 'unix_millis(current_timestamp())' %}
 select * from values
-{% for id, label, age in var('rows', []) %}
+{% for id, label, age in var('history_rows', []) %}
   ({{ id }}, '{{ label }}', {{ now }} - {{ age }} * 60000L){{ ',' if not loop.last }}
 {% endfor %}
 as t(id, label, valid_from)
+"""
+
+# no ttl_column: the age is when the key's row last changed (engine column _written_at)
+WRITTEN = """
+{{ config(materialized='mutable_table', primary_key=['id'], ttl_ms=var('ttl_ms', 3600000)) }}
+select * from values
+{% for id, label in var('written_rows', []) %}
+  ({{ id }}, '{{ label }}'){{ ',' if not loop.last }}
+{% endfor %}
+as t(id, label)
 """
 
 
@@ -56,7 +66,12 @@ def ids(project, table):
 class TestTtl(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"sessions.sql": SESSIONS, "scoped.sql": SCOPED, "history.sql": HISTORY}
+        return {
+            "sessions.sql": SESSIONS,
+            "scoped.sql": SCOPED,
+            "history.sql": HISTORY,
+            "written.sql": WRITTEN,
+        }
 
     def test_expires_exactly_the_aged_keys(self, project):
         # key 1 arrives already older than an hour: it is never stored; a NULL age
@@ -99,15 +114,15 @@ class TestTtl(MutableProjectBase):
 
     def test_scd2_trims_closed_intervals_only(self, project):
         # key 1: 'a' opens 3 h ago; key 2: 'x' opens 5 h ago and stays open
-        run(project, "history", {"rows": [[1, "a", 180], [2, "x", 300]]})
+        run(project, "history", {"history_rows": [[1, "a", 180], [2, "x", 300]]})
         # 'b' closes 'a' 2 h ago: the closed interval is already past the hour
-        run(project, "history", {"rows": [[1, "b", 120]]})
+        run(project, "history", {"history_rows": [[1, "b", 120]]})
         assert table_rows(project, "history", "id, label, valid_to is null", "1, 2") == [
             (1, "b", True),
             (2, "x", True),
         ]
         # 'c' closes 'b' 30 minutes ago: kept
-        run(project, "history", {"rows": [[1, "c", 30]]})
+        run(project, "history", {"history_rows": [[1, "c", 30]]})
         assert table_rows(project, "history", "id, label, valid_to is null", "1, 2") == [
             (1, "b", False),
             (1, "c", True),
@@ -123,3 +138,22 @@ class TestTtl(MutableProjectBase):
             (1, "c", True),
             (2, "x", True),
         ]
+
+    def test_engine_written_time(self, project):
+        # ttl 1 ms: rows written by this run are never expired by it (one clock per plan)
+        run(project, "written", {"ttl_ms": 1, "written_rows": [[1, "a"], [2, "b"]]})
+        assert ids(project, "written") == [1, 2]
+        written = dict(table_rows(project, "written", "id, _written_at"))
+        assert all(isinstance(ms, int) and ms > 1_700_000_000_000 for ms in written.values())
+
+        # the next run: key 1 (not written since) expires, key 2 is rewritten and stays
+        result = run(project, "written", {"ttl_ms": 1, "written_rows": [[2, "b2"], [3, "c"]]})
+        assert result.results[0].message == "INSERT 1, UPDATE 1, DELETE 1"
+        assert table_rows(project, "written", "id, label") == [(2, "b2"), (3, "c")]
+        assert dict(table_rows(project, "written", "id, _written_at"))[2] > written[2]
+
+        # an unchanged row is no write: re-sending key 3 as it is leaves its time alone
+        before = dict(table_rows(project, "written", "id, _written_at"))
+        result = run(project, "written", {"written_rows": [[3, "c"]]})
+        assert result.results[0].message == "INSERT 0, UPDATE 0, DELETE 0"
+        assert dict(table_rows(project, "written", "id, _written_at")) == before

@@ -37,8 +37,11 @@
 {#-- `scan_target_once`: the planner may read the stored rows it needs once (scd2 reads
      them twice otherwise); the rewrite applier asks for it, which stages the change
      set anyway. --#}
-{#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). --#}
+{#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). Sets the run-only
+     `now_ms` on the definition. --#}
 {% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
+  {#-- one clock per plan: the engine's _written_at and the TTL cutoff agree --#}
+  {%- do definition.update({'now_ms': adapter.mutable_now_ms()}) -%}
   {%- if definition.history == 'scd2' -%}
     {%- set planned = get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once) -%}
   {%- else -%}
@@ -99,6 +102,12 @@
 {%- for c in definition.storage_columns -%}
   {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], definition.partial_updates)}) -%}
 {%- endfor -%}
+{#-- ttl without ttl_column: the engine's _written_at is the run's time on every insert
+     and update (not a value column: it never makes an update by itself) --#}
+{%- set written_at = adapter.mutable_written_at_column() -%}
+{%- if written_at in new_value -%}
+  {%- do new_value.update({written_at: 'cast(' ~ (definition.now_ms or adapter.mutable_now_ms()) ~ ' as bigint)'}) -%}
+{%- endif -%}
 with
 
 batch as (
@@ -184,7 +193,7 @@ select
   {%- else %}
   case change_kind
     when 'delete' then t_{{ c[0] }}
-    when 'insert' then s_{{ c[0] }}
+    when 'insert' then {{ new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
     else {{ new_value[c[0]] }}
   end as {{ q(c[0]) }},
   {%- endif %}

@@ -21,7 +21,7 @@
 
 {% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant) -%}
 {%- set q = adapter.quote_column -%}
-{%- set cutoff = adapter.mutable_ttl_cutoff(definition.ttl_ms) -%}
+{%- set cutoff = adapter.mutable_ttl_cutoff(definition.ttl_ms, definition.now_ms) -%}
 {%- set expired = 'coalesce(' ~ q(mutable_ttl_age_column(definition)) ~ ' < ' ~ cutoff ~ ', false)' -%}
 {%- set columns -%}
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
