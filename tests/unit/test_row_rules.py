@@ -195,13 +195,13 @@ def test_merge_functions_render_combination_and_batch_aggregation():
 def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():
     sql = change_set(build(ttl_ms=60_000, ttl_column="first_seen"))
     expired = f"coalesce(`first_seen` < {NOW_MS - 60_000}, false)"
-    assert f"case when _change = 'update' and {expired} then 'delete'" in sql
-    assert f"where not (_change = 'insert' and {expired})" in sql
+    assert f"case when not {expired} then _change when _change <> 'insert' then 'delete'" in sql
+    assert "explode(if(_change is null, array(), array(1)))" in sql
     assert "'delete' as _change, 1 as _ttl_source" in sql
-    assert "partition by tenant_id, `user_id` order by _ttl_source" in sql
+    assert "min_by(struct(" in sql and "group by tenant_id, `user_id`" in sql
     # a first run has no stored rows to expire
     first = change_set(build(ttl_ms=60_000, ttl_column="first_seen"), target=None)
-    assert "_ttl_source" in first and "1 as _ttl_source" not in first
+    assert "0 as _ttl_source" in first and "1 as _ttl_source" not in first
 
 
 def test_written_at_is_the_plan_clock_on_inserts_and_updates():

@@ -30,12 +30,18 @@ with planned as (
   {{ planned_sql }}
 ),
 
-with_expired as (
+marked as (
   select {{ columns }},
-    case when _change = 'update' and {{ expired }} then 'delete' else _change end as _change,
-    0 as _ttl_source
+    case when not {{ expired }} then _change when _change <> 'insert' then 'delete' end as _change
   from planned
-  where not (_change = 'insert' and {{ expired }})
+),
+
+candidates as (
+  {#- the generator drops the expired inserts (NULL _change). Not a WHERE: a filter over
+      the planner's output makes Spark's constraint inference expand over every column
+      alias of the plan (exponential in the column count: minutes and an OOM for 8) #}
+  select {{ columns }}, _change, 0 as _ttl_source
+  from marked lateral view explode(if(_change is null, array(), array(1))) ttl_keep as _ttl_keep
   {%- if target_relation is not none %}
   union all
   select {{ columns }}, 'delete' as _change, 1 as _ttl_source
@@ -44,10 +50,11 @@ with_expired as (
   {%- endif %}
 )
 
-select {{ columns }}, _change from (
-  select *, row_number() over (
-    partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
-    order by _ttl_source) as _ttl_rank
-  from with_expired
-) where _ttl_rank = 1
+{#- one row per storage key: the plan's row when it has one (min_by, not a window and a
+    filter, for the same reason) #}
+select winner.* from (
+  select min_by(struct({{ columns }}, _change), _ttl_source) as winner
+  from candidates
+  group by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
+)
 {%- endmacro %}
