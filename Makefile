@@ -21,6 +21,8 @@ java-check: $(STAMP)
 demo: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	cd integration_project && ../$(BIN)/dbt build --profiles-dir . --project-dir .
+	cd integration_project && ../$(BIN)/dbt run-operation expire_mutable_table --profiles-dir . \
+	  --project-dir . --args '{table: sku_order_counters}'
 
 # The integration project on an embedded session with Delta Lake: the local jars in
 # ../shared/jars/delta when present (or JAMMI_DELTA_JARS), else Maven coordinates.
