@@ -287,6 +287,7 @@ LANE_TEST_DIRS = [
     "tests/functional/scd2",  # mutable_table's history: scd2 mode
     "tests/functional/topic",
     "tests/process/test_thrift_races.py",  # two dbt processes racing on one table or topic
+    "tests/process/test_tail.py",  # the live tail following publishes of other processes
 ]
 
 # On a Delta server `make test` runs what only a Delta server can show, within CI's time:

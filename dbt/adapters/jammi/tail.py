@@ -149,7 +149,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--max-events", type=int, help="exit after printing this many")
     args = parser.parse_args(argv)
 
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     variables = yaml.safe_load(args.vars) if args.vars else {}
     printed = 0

@@ -4,6 +4,7 @@
      complete). Rendered inside `dbt show --inline`. --#}
 
 {% macro jammi_tail_registration(topic_name, schema=none) -%}
+  {% do topic_session_setup() %}
   {%- set schema_relation = api.Relation.create(schema=schema or target.schema, identifier='topics') -%}
   {%- set registry = topic_registry_relation(schema_relation) -%}
   {%- set found = fetch_topic_registry_row(registry, "name = " ~ adapter.sql_string(topic_name)) if topic_table_exists(registry) else none -%}
