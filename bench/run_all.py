@@ -5,7 +5,8 @@ given (--rows, default 1,000,000; several sizes comma-separated) and prints BENC
 (harness.report); this collects them into one table: benchmark, rows, our seconds,
 baseline seconds, ratio (ours / baseline, measured in the same process) and the goal.
 The statement counts per materialization (bench_statements.py) follow the table.
-    .venv/bin/python bench/run_all.py [--rows 1000000,10000000] [--only upsert,scd2,topic,delta]
+    .venv/bin/python bench/run_all.py [--rows 1000000,10000000]
+        [--only upsert,rules,scd2,topic,delta]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 
 BENCHMARKS = {
     "upsert": ["bench_mutable_upsert.py"],
+    "rules": ["bench_row_rules.py"],  # merge_functions and ttl_ms against a plain upsert
     "scd2": ["bench_scd2.py"],
     "topic": ["bench_topic.py"],
     "delta": ["bench_delta_merge.py"],  # Delta's jars: JAMMI_DELTA_JARS or ../shared
