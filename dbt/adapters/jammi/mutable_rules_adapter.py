@@ -55,10 +55,10 @@ def expire_definition(
 
 class MutableRulesAdapterMixin(metaclass=AdapterMeta):
     @available
-    def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
+    def mutable_ttl_cutoff(self, ttl_ms: int, now: int) -> int:
         """Epoch milliseconds: rows whose age column is below this have expired (``now``:
-        the plan's clock)."""
-        return ttl_cutoff_ms(int(ttl_ms), None if now is None else int(now))
+        the plan's clock, the definition's run-only ``now_ms``)."""
+        return ttl_cutoff_ms(int(ttl_ms), int(now))
 
     @available
     def mutable_written_at_column(self) -> str:

@@ -73,9 +73,9 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def ttl_cutoff_ms(ttl_ms: int, now: Optional[int] = None) -> int:
+def ttl_cutoff_ms(ttl_ms: int, now: int) -> int:
     """Rows whose age column is below this are expired."""
-    return (now_ms() if now is None else now) - int(ttl_ms)
+    return now - int(ttl_ms)
 
 
 def written_at_needed(definition: Mapping[str, Any]) -> bool:

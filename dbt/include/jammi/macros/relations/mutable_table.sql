@@ -140,10 +140,12 @@
 
 {#-- What is stored for an existing mutable table: its properties, format and (for the
      rewrite formats) the version directory it points at. --#}
-{% macro fetch_mutable_table_state(relation) -%}
+{#-- `subject`: who names the table in an error (default: the model being run; an
+     operation passes its own). --#}
+{% macro fetch_mutable_table_state(relation, subject=none) -%}
   {%- set properties = fetch_table_properties(relation) -%}
   {%- if properties.get('jammi.kind') != 'mutable_table' -%}
-    {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: drop it, or rename the model") -%}
+    {%- do exceptions.raise_compiler_error((subject or ("mutable_table '" ~ model.name ~ "'")) ~ ": " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: " ~ ("name a mutable_table" if subject else "drop it, or rename the model")) -%}
   {%- endif -%}
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
   {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}

@@ -106,7 +106,7 @@
      and update (not a value column: it never makes an update by itself) --#}
 {%- set written_at = adapter.mutable_written_at_column() -%}
 {%- if written_at in new_value -%}
-  {%- do new_value.update({written_at: 'cast(' ~ (definition.now_ms or adapter.mutable_now_ms()) ~ ' as bigint)'}) -%}
+  {%- do new_value.update({written_at: 'cast(' ~ definition.now_ms ~ ' as bigint)'}) -%}
 {%- endif -%}
 with
 

@@ -14,33 +14,20 @@
   {%- if relation is none -%}
     {%- do exceptions.raise_compiler_error(subject ~ ": no such table.\n  Fix: name a mutable_table of the schema (args: table, schema)") -%}
   {%- endif -%}
-  {%- set properties = fetch_table_properties(relation) -%}
-  {%- if properties.get('jammi.kind') != 'mutable_table' -%}
-    {%- do exceptions.raise_compiler_error(subject ~ ": the table was not created by the mutable_table materialization.\n  Fix: name a mutable_table") -%}
-  {%- endif -%}
-  {%- set state = fetch_mutable_table_state(relation) -%}
+  {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set definition = adapter.mutable_expire_definition(table, state.definition, ttl_ms) -%}
   {%- set tenant = jammi_bound_tenant() -%}
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- set batch_relation = mutable_temp_relation(relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, mutable_empty_batch_sql(definition))) -%}
-  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
-  {%- set attempts = adapter.mutable_commit_attempts() -%}
-  {%- for attempt in range(attempts) -%}
-    {%- if not ns.outcome.committed -%}
-      {%- if attempt > 0 -%}
-        {%- set ns.state = fetch_mutable_table_state(relation) -%}
-      {%- endif -%}
-      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, relation, ns.state, state.file_format, tenant, run_id, none, attempt == attempts - 1, attempt == 0) -%}
-    {%- endif -%}
-  {%- endfor -%}
+  {%- set applied = apply_mutable_batch_replanning(definition, batch_relation, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}
-  {%- do record_mutable_definition(ns.state.definition, ns.state, relation, state.file_format, ns.outcome.location) -%}
-  {%- do drop_mutable_run_relations(ns.outcome.run_relations) -%}
+  {%- do record_mutable_definition(applied.state.definition, applied.state, relation, state.file_format, applied.outcome.location) -%}
+  {%- do drop_mutable_run_relations(applied.outcome.run_relations) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
-  {%- do log(subject ~ ": expired " ~ ns.outcome.counts.delete ~ " row(s)" ~ ((" of tenant " ~ tenant) if tenant else ""), info=true) -%}
-  {{ return(ns.outcome.counts.delete) }}
+  {%- do log(subject ~ ": expired " ~ applied.outcome.counts.delete ~ " row(s)" ~ ((" of tenant " ~ tenant) if tenant else ""), info=true) -%}
+  {{ return(applied.outcome.counts.delete) }}
 {%- endmacro %}
 
 

@@ -55,21 +55,11 @@
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
        the winner's version, a bounded number of times --#}
-  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
-  {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
-  {%- for attempt in range(attempts) -%}
-    {%- if not ns.outcome.committed -%}
-      {%- if attempt > 0 -%}
-        {%- do log("mutable_table '" ~ model.name ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
-        {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
-      {%- endif -%}
-      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- set state = ns.state -%}
-  {%- set counts = ns.outcome.counts -%}
-  {%- set run_relations = ns.outcome.run_relations -%}
-  {%- set committed_location = ns.outcome.location -%}
+  {%- set applied = apply_mutable_batch_replanning(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at) -%}
+  {%- set state = applied.state -%}
+  {%- set counts = applied.outcome.counts -%}
+  {%- set run_relations = applied.outcome.run_relations -%}
+  {%- set committed_location = applied.outcome.location -%}
 
   {#-- 5. finish: record the definition, clean up, docs, grants, hooks --#}
   {%- if state is not none -%}
@@ -84,6 +74,27 @@
   {{ return({'relations': [target_relation]}) }}
 
 {% endmaterialization %}
+
+
+{#-- Plan and apply until committed: a run whose commit loses to a concurrent run
+     (parquet/orc: the version claim; delta: a conflict exception) re-plans against the
+     winner's version, up to adapter.mutable_commit_attempts() times (a first run has one
+     attempt). `fail_at` applies to the first attempt only. Returns {outcome, state}:
+     plan_and_apply_mutable_batch's outcome and the state the last plan read. --#}
+{% macro apply_mutable_batch_replanning(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
+  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
+  {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
+  {%- for attempt in range(attempts) -%}
+    {%- if not ns.outcome.committed -%}
+      {%- if attempt > 0 -%}
+        {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
+        {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
+      {%- endif -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return({'outcome': ns.outcome, 'state': ns.state}) }}
+{%- endmacro %}
 
 
 {#-- Plan the batch against `state` (none: first run) and apply it (`first_attempt`: no
