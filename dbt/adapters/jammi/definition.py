@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional, Union
 
+from dbt.adapters.jammi.changelog import validate_changelog, validate_changelog_rebuild
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.merge_functions import validate_merge_functions
 from dbt.adapters.jammi.predicates import validate_predicate
@@ -39,7 +40,7 @@ HISTORY_MODES = ("none", "scd2")
 ON_SCHEMA_CHANGE = ("fail", "append_new_columns")
 
 # Definition keys recorded only when set (see MutableTableDefinition.to_dict).
-OPTIONAL_KEYS = ("merge_functions", "ttl_ms", "ttl_column")
+OPTIONAL_KEYS = ("merge_functions", "ttl_ms", "ttl_column", "changelog")
 
 SchemaInput = Union[Mapping[str, str], Iterable[tuple[str, str]]]
 
@@ -89,6 +90,7 @@ class MutableTableDefinition:
     merge_functions: tuple[tuple[str, str], ...] = ()
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
+    changelog: bool = False
 
     @property
     def column_names(self) -> list[str]:
@@ -172,6 +174,7 @@ class MutableTableDefinition:
             "merge_functions": builder.merge_functions,
             "ttl_ms": builder.ttl_ms,
             "ttl_column": builder.ttl_column,
+            "changelog": builder.changelog,
         }
         if config.get("primary_key") is None:
             raise JammiValidationError(
@@ -198,7 +201,11 @@ class MutableTableDefinition:
                     "write each index as {name: by_sku, columns: [sku], unique: true}",
                 )
             builder.index(index.get("name"), index.get("columns"), index.get("unique", False))
-        return builder.build()
+        definition = builder.build()
+        validate_changelog_rebuild(
+            definition.changelog, config.get("full_refresh"), builder.subject
+        )
+        return definition
 
 
 class MutableTableDefinitionBuilder:
@@ -273,6 +280,9 @@ class MutableTableDefinitionBuilder:
 
     def ttl_column(self, column: str) -> MutableTableDefinitionBuilder:
         return self._set("ttl_column", column)
+
+    def changelog(self, enabled: bool = True) -> MutableTableDefinitionBuilder:
+        return self._set("changelog", enabled)
 
     def build(self) -> MutableTableDefinition:
         subject = self.subject
@@ -439,6 +449,10 @@ class MutableTableDefinitionBuilder:
             ttl_ms=ttl_ms,
             ttl_column=ttl_column,
         )
+        if validate_changelog(
+            opts.get("changelog"), subject, definition.column_names, definition.value_columns
+        ):
+            definition = replace(definition, changelog=True)
         return definition
 
     def _columns(self) -> list[ColumnDef]:

@@ -10,6 +10,7 @@ from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, SparkConfig
 
+from dbt.adapters.jammi.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
 from dbt.adapters.jammi.delta_release import packages_hint
@@ -61,6 +62,7 @@ class JammiConfig(SparkConfig):
     merge_functions: Optional[dict[str, str]] = None
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
+    changelog: Optional[bool] = None
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -78,6 +80,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 class JammiAdapter(
     MutableTableAdapterMixin,
     MutableRulesAdapterMixin,
+    ChangelogAdapterMixin,
     Scd2AdapterMixin,
     TopicAdapterMixin,
     TopicRegistrationAdapterMixin,

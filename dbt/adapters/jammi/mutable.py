@@ -32,10 +32,10 @@ PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
 # Keys the materialization adds to a definition for one run only (not recorded).
-RUN_ONLY_KEYS = ("batch_columns", "now_ms")
+RUN_ONLY_KEYS = ("batch_columns", "now_ms", "changelog_topic")
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
-FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit")
+FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit", "changelog")
 
 _VERSION_DIR = re.compile(r"^v(\d{10})_[a-z0-9]+$")
 _FLOAT_TYPES = frozenset({"float", "double"})

@@ -64,8 +64,15 @@
 {%- endmacro %}
 
 
-{% macro mutable_table_properties_clause(definition, file_format, version=none) -%}
+{#-- `first`: the table is being created (a changelog starts at its first version). --#}
+{% macro mutable_table_properties_clause(definition, file_format, version=none, first=false) -%}
   tblproperties (
+    {%- if first and definition.get('changelog') %}
+    'jammi.changelog_since' = '{{ 0 if file_format == 'delta' else 1 }}',
+    {%- if file_format == 'delta' %}
+    'delta.enableChangeDataFeed' = 'true',
+    {%- endif %}
+    {%- endif %}
     'jammi.kind' = 'mutable_table',
     'jammi.file_format' = {{ adapter.sql_string(file_format) }},
     {%- if version is not none %}
@@ -86,7 +93,7 @@
   )
   using {{ file_format }}
   location {{ adapter.sql_string(location) }}
-  {{ mutable_table_properties_clause(definition, file_format, 1) }}
+  {{ mutable_table_properties_clause(definition, file_format, 1, first=true) }}
 {%- endmacro %}
 
 
@@ -94,7 +101,7 @@
 {% macro get_create_storage_table_as_sql(definition, target_relation, file_format, select_sql) -%}
   create table {{ target_relation }}
   using {{ file_format }}
-  {{ mutable_table_properties_clause(definition, file_format) }}
+  {{ mutable_table_properties_clause(definition, file_format, first=true) }}
   as
   select
     {%- for c in definition.storage_columns %}

@@ -43,6 +43,8 @@
   {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
   {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {#-- changelog: its topic (registered on the first run) before anything else is written --#}
+  {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first --#}
   {%- if rebuild -%}
@@ -103,6 +105,7 @@
      the counts, the run's relations and the committed version directory (rewrite
      formats). --#}
 {% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
+  {%- do apply_changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
@@ -132,13 +135,21 @@
   {%- endif -%}
   {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
   {%- if state is none -%}
-    {%- do apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup) -%}
+    {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0) -%}
     {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
+  {%- endif -%}
+  {%- if definition.get('changelog_topic') and outcome.committed and (use_merge or outcome.location) -%}
+    {%- if fail_at == 'changelog' -%}
+      {#-- test hook: the run stops between the table commit and the changelog publish --#}
+      {%- do drop_mutable_run_relations(run_relations) -%}
+      {%- do run_query(mutable_failure_sql(fail_at)) -%}
+    {%- endif -%}
+    {%- do apply_changelog_publish(definition, target_relation, outcome.location) -%}
   {%- endif -%}
   {{ return(outcome) }}
 {%- endmacro %}
@@ -153,7 +164,8 @@
 
 
 {#-- First run (or permitted rebuild): create the storage table holding the first batch,
-     record the definition on it and register it -- all or nothing. The CREATE TABLE is
+     record the definition on it and register it -- all or nothing. Returns the version
+     directory (rewrite formats) or none. The CREATE TABLE is
      the claim on the name: if another run created the table first, this run fails
      clearly and undoes only what it did itself (never the other run's table). --#}
 {% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[]) -%}
@@ -174,6 +186,9 @@
     {#-- this run's version directory, then the table's base if that leaves it empty --#}
     {%- set undo_paths = [location, adapter.mutable_base_location(location) ~ '/'] -%}
     {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
+    {%- if definition.get('changelog_topic') -%}
+      {%- do steps.append({'sql': get_stage_changelog_sql(definition, none, change_set_relation, location), 'undo_paths': [adapter.changelog_staged_dir(definition.changelog_topic.location, location)]}) -%}
+    {%- endif -%}
     {%- if fail_at == 'before_commit' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
   {%- endif -%}
@@ -183,6 +198,7 @@
   {%- if location -%}
     {%- do adapter.mutable_remove_stale_versions(location, false) -%}
   {%- endif -%}
+  {{ return(location) }}
 {%- endmacro %}
 
 

@@ -172,8 +172,9 @@
      The winner's topic is registered, with its backing table already there. A loser
      drops its own (empty, never registered) backing table and adopts the winner's
      registration, so it publishes into the winner's table. A run killed before the
-     claim leaves an unregistered empty table and a staged row no reader sees. --#}
-{% macro apply_topic_first_registration(relation, registry, definition) -%}
+     claim leaves an unregistered empty table and a staged row no reader sees.
+     `file_format`: a changelog topic takes its table's (default: the model's config). --#}
+{% macro apply_topic_first_registration(relation, registry, definition, file_format=none) -%}
   {%- set owner = fetch_topic_name_owner(registry, definition.name) -%}
   {%- if owner is not none -%}
     {% do topic_raise_name_taken(definition.name, owner, relation) %}
@@ -181,7 +182,7 @@
   {%- set candidate = {
       'topic_id': definition.topic_id, 'name': definition.name,
       'backing_table': definition.backing_table, 'columns': definition.columns,
-      'file_format': adapter.resolve_file_format(config.get('file_format'), model.name),
+      'file_format': file_format or adapter.resolve_file_format(config.get('file_format'), model.name),
       'retention_offsets': definition.retention_offsets,
       'retention_ms': definition.retention_ms, 'relation_name': relation.identifier} -%}
   {%- set backing = topic_backing_relation(relation, candidate) -%}
