@@ -1,9 +1,13 @@
-"""A real crash: `dbt run` (a parquet mutable_table upsert and a topic publish) killed
+"""A real crash: `dbt run` (a parquet mutable_table upsert with a changelog, and a topic
+publish) killed
 with SIGKILL -- dbt and its Spark JVM, the whole process group -- at points spread over
 the run's duration, found by timing a normal run first (no `jammi_fail_at` hooks).
 
 After each kill the tables must hold exactly the old or the new state, never a mix, and
-the next run must converge to the state of the batch the killed run was applying.
+the next run must converge to the state of the batch the killed run was applying. The
+table's changelog may lag its last commit by one version after a kill (the kill fell
+between the commit and the publish); after the next run it holds every committed version
+exactly once, in order, each one complete.
 Every run uses `method: session` on one `session_dir`: the embedded Derby metastore
 admits one process at a time, so the state is read by the dbt processes themselves --
 the project's on-run-start/on-run-end hooks print it (crash_state below) -- never by a
@@ -29,7 +33,8 @@ EVENTS = 1_000  # rows per topic publish
 ITEMS, EVENTS_MODEL = "crash_items", "crash_events"
 
 ITEMS_SQL = f"""
-{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet') }}}}
+{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='parquet',
+          changelog=true) }}}}
 select cast(id as bigint) as id, cast({{{{ var('batch') }}}} as bigint) as batch,
   concat('batch ', {{{{ var('batch') }}}}, ' row ', id) as label
 from range({BASE_ROWS} + {{{{ var('batch') }}}} * {GROWTH})
@@ -59,7 +64,22 @@ STATE_MACRO = """
                              ~ schema ~ '.crash_items group by batch order by batch') -%}
         {%- do items.append([r[0] | int, r[1] | int, r[2] | int]) -%}
       {%- endfor -%}
-      {%- do state.update({'items': items}) -%}
+      {%- set location = namespace(value=none) -%}
+      {%- set described = run_query('describe table extended ' ~ schema ~ '.crash_items') -%}
+      {%- for r in described if r[0] == 'Location' -%}
+        {%- set location.value = r[1] -%}
+      {%- endfor -%}
+      {%- set changes = [] -%}
+      {%- set backing = run_query("select backing_table from " ~ schema
+                                  ~ ".topics where relation_name = 'crash_items'") -%}
+      {%- for r in run_query("select _offset, count(*), min(batch), max(batch), "
+                             ~ "count(distinct _row_idx), sum(if(change_kind = 'insert', 1, 0))"
+                             ~ " from " ~ schema ~ "." ~ backing[0][0]
+                             ~ " group by _offset order by _offset") -%}
+        {%- do changes.append(r | map('int') | list) -%}
+      {%- endfor -%}
+      {%- do state.update({'items': items, 'version': adapter.mutable_version(location.value),
+                           'changes': changes}) -%}
     {%- endif -%}
     {%- if 'crash_events' in tables -%}
       {%- set events = [] -%}
@@ -94,6 +114,27 @@ def published_batches(events: list[list[int]] | None) -> list[int] | None:
     if not complete or offsets != sorted(set(offsets)):
         return None
     return [e[2] for e in events]
+
+
+def changelog_problem(state: dict, lag_allowed: bool) -> str | None:
+    """Why the changelog does not hold every committed version of crash_items exactly
+    once, complete and in order (None: it does). ``lag_allowed``: right after a kill the
+    last committed version may not be published yet."""
+    version, changes = state.get("version"), state.get("changes") or []
+    offsets = [c[0] for c in changes]
+    if offsets != list(range(1, version + 1)) and not (
+        lag_allowed and offsets == list(range(1, version))
+    ):
+        return f"offsets {offsets} for table version {version}"
+    batches = [c[2] for c in changes]
+    if batches != sorted(set(batches)):
+        return f"batches out of order or repeated: {batches}"
+    for offset, count, low, high, row_indexes, inserts in changes:
+        rows = BASE_ROWS + low * GROWTH
+        expected_inserts = rows if offset == 1 else GROWTH
+        if (count, high, row_indexes, inserts) != (rows, low, rows, expected_inserts):
+            return f"offset {offset} is not one complete version: {changes}"
+    return None
 
 
 def classify(observed, old, new) -> str:
@@ -166,6 +207,7 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
     }
     problems: list[str] = []
     outrun = 0  # runs that finished before their kill point
+    changelog_lagged = changelog_recovered = 0  # kills between commit and publish; repairs
 
     batch = 2
     for index, fraction in enumerate(KILL_FRACTIONS):
@@ -216,6 +258,17 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
                 seen = crashed.get("items" if model == ITEMS else "events")
                 problems.append(f"{point}: {model} holds a mix after the kill: {seen}")
 
+        problem = changelog_problem(crashed, lag_allowed=True)
+        if problem:
+            problems.append(f"{point}: changelog after the kill: {problem}")
+        elif len(crashed["changes"]) < crashed["version"]:
+            changelog_lagged += 1
+        problem = changelog_problem(final, lag_allowed=False)
+        if problem:
+            problems.append(f"{point}: changelog after recovery: {problem}")
+        else:
+            changelog_recovered += 1
+
         # A publish is not idempotent: when the killed run's publish committed, the
         # recovery publishes the batch a second time, under the next offset.
         published += [batch, batch] if event_state == "new" else [batch]
@@ -237,4 +290,9 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
             f"kills at {', '.join(f'{f:.0%}' for f in KILL_FRACTIONS)}; "
             f"{outrun} run(s) finished before their kill point and were retried)"
         )
+    report(
+        f"crash changelog: {changelog_recovered} of {counts[ITEMS]['kills']} recoveries held "
+        f"every version exactly once; {changelog_lagged} kill(s) fell between the table "
+        "commit and the changelog publish"
+    )
     assert problems == [], "\n".join(problems)

@@ -335,9 +335,11 @@ class MutableTableAdapterMixin(StatementsMixin):
         model_name: str,
         cleanup: Sequence[str] = (),
         last_attempt: bool = True,
+        staged_paths: Sequence[str] = (),
     ) -> bool:
         """The compare-and-swap commit of a written version (``commit_claim``). True when
-        it committed. When it lost to a concurrent run, this run's version directory is
+        it committed. When it lost to a concurrent run, this run's version directory (and
+        ``staged_paths``, what it staged for the version: its changelog events) is
         removed and, unless this was the last attempt, False is returned after a short
         pause (the caller re-plans against the winner's version); on the last attempt, or
         on any other failure, ``cleanup`` (this run's own relations) runs too and the
@@ -354,7 +356,8 @@ class MutableTableAdapterMixin(StatementsMixin):
             )
             return True
         except commit_claim.CommitConflict as exc:
-            self._best_effort(lambda: self.mutable_remove_path(new_location))
+            for path in (new_location, *staged_paths):
+                self._best_effort(lambda path=path: self.mutable_remove_path(path))
             if not last_attempt:
                 logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
                 time.sleep(RETRY_PAUSE_S)
@@ -362,7 +365,8 @@ class MutableTableAdapterMixin(StatementsMixin):
             self._run_cleanup(cleanup)
             raise
         except BaseException:
-            self._best_effort(lambda: self.mutable_remove_path(new_location))
+            for path in (new_location, *staged_paths):
+                self._best_effort(lambda path=path: self.mutable_remove_path(path))
             self._run_cleanup(cleanup)
             raise
 

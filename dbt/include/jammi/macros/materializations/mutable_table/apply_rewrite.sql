@@ -74,9 +74,11 @@
 {% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
   {%- set steps = [{'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
+  {%- set staged_paths = [] -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
-    {%- do steps.append({'sql': get_stage_changelog_sql(definition, target_relation, change_set_relation, location), 'undo_paths': [adapter.changelog_staged_dir(definition.changelog_topic.location, location)]}) -%}
+    {%- do staged_paths.append(adapter.changelog_staged_dir(definition.changelog_topic.location, location)) -%}
+    {%- do steps.append({'sql': get_stage_changelog_sql(definition, target_relation, change_set_relation, location), 'undo_paths': staged_paths}) -%}
   {%- endif -%}
   {%- if fail_at == 'before_commit' -%}
     {%- do steps.append({'sql': mutable_failure_sql('before_commit')}) -%}
@@ -85,7 +87,7 @@
   {%- if fail_at == 'concurrent_commit' -%}
     {%- do simulate_concurrent_commit(target_relation, planned_location, file_format) -%}
   {%- endif -%}
-  {%- set committed = adapter.mutable_commit_version(target_relation, planned_location, location, definition.table_id, cleanup, last_attempt) -%}
+  {%- set committed = adapter.mutable_commit_version(target_relation, planned_location, location, definition.table_id, cleanup, last_attempt, staged_paths) -%}
   {{ return(location if committed else none) }}
 {%- endmacro %}
 

@@ -24,6 +24,14 @@
   {%- endif -%}
   {%- set topic = apply_changelog_topic_registration(definition, target_relation, file_format) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
+  {%- if state is none and topic.get('registered_before') -%}
+    {#-- a table created anew (dropped by hand) would restart at version 1: refuse before
+         its versions collide with the offsets of the earlier table's changelog --#}
+    {%- set held = run_query('select count(*) from ' ~ backing).rows[0][0] | int -%}
+    {%- if held > 0 -%}
+      {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': the table is created anew, but its changelog topic " ~ topic.name ~ " (" ~ backing ~ ") holds " ~ held ~ " event(s) of an earlier table of that name; new versions would collide with their offsets. Nothing was written.\n  Fix: drop " ~ backing ~ " and delete its row from " ~ topic_registry_relation(target_relation) ~ " (name = '" ~ topic.name ~ "'), or give the model a new name") -%}
+    {%- endif -%}
+  {%- endif -%}
   {%- set since = none if state is none else adapter.changelog_first_version(state.properties) -%}
   {%- if state is not none and since is none -%}
     {#-- turned on for an existing table: the next committed version is the first --#}
@@ -55,6 +63,8 @@
   {%- set topic = fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(target_relation.identifier)) -%}
   {%- if topic is none -%}
     {%- set topic = apply_topic_first_registration(target_relation, registry, topic_definition, 'delta' if file_format == 'delta' else 'parquet') -%}
+  {%- else -%}
+    {%- do topic.update({'registered_before': true}) -%}
   {%- endif -%}
   {%- if tojson(topic.columns) != tojson(topic_definition.columns) -%}
     {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': its changelog topic " ~ topic.name ~ " was published with the columns " ~ tojson(topic.columns) ~ "; the table's changes now have " ~ tojson(topic_definition.columns) ~ ". Nothing was written.\n  Fix: a changelog's columns are fixed once published: keep the table's columns, or turn changelog off before changing them") -%}
