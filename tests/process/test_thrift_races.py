@@ -54,7 +54,8 @@ REPLAN = "re-planning after a concurrent commit"  # logged by a run whose commit
 CLAIM_LOST = "offset claim lost to a concurrent publish"  # logged by a publish that retried
 
 MUTABLE_SQL = """
-{{ config(materialized='mutable_table', primary_key=['id'], file_format='FORMAT') }}
+{{ config(materialized='mutable_table', primary_key=['id'], file_format='FORMAT',
+          changelog=true) }}
 select cast({{ var('first_id') }} + id as bigint) as id, '{{ var('writer') }}' as writer,
   cast({{ var('round') }} as int) as round
 from range({{ var('rows') }})
@@ -143,6 +144,30 @@ def writer_rows(sql: ThriftSql, table: str) -> dict[tuple[str, int], int]:
     return {(w, int(r)): int(n) for w, r, n in found}
 
 
+def changelog_problems(sql: ThriftSql, schema: str, table: str, committed: dict) -> list[str]:
+    """The changelog of ``table`` must hold each committed (writer, round) exactly once,
+    as one complete publish of inserts, with offsets increasing."""
+    backing = sql.rows(f"select backing_table from {schema}.topics where relation_name = '{table}'")
+    if len(backing) != 1:
+        return [f"{table}: {len(backing)} changelog registrations"]
+    found = sql.rows(
+        "select _offset, min(writer), max(writer), min(round), max(round), count(*), "
+        "count(distinct id), count_if(change_kind = 'insert') "
+        f"from {schema}.{backing[0][0]} group by _offset order by _offset"
+    )
+    problems = []
+    published = []
+    for offset, writer, writer_max, round_no, round_max, events, ids, inserts in found:
+        key = (writer, int(round_no))
+        complete = writer == writer_max and round_no == round_max
+        if not complete or not int(events) == int(ids) == int(inserts) == committed.get(key):
+            problems.append(f"changelog offset {offset} is not one committed run: {found}")
+        published.append(key)
+    if sorted(published) != sorted(committed) or len(set(published)) != len(published):
+        problems.append(f"changelog publishes {published}, committed {sorted(committed)}")
+    return problems
+
+
 def test_concurrent_upserts_of_different_keys(race) -> None:
     project, sql, schema = race
     table = f"{schema}.race_items"
@@ -182,11 +207,20 @@ def test_concurrent_upserts_of_different_keys(race) -> None:
             problems.append(f"round {round_no}: earlier commits gone: {missing - lost_earlier}")
         lost_earlier |= missing
     counts["earlier commits lost"] = len(lost_earlier)
+    changelog = changelog_problems(sql, schema, "race_items", committed)
+    counts["changelog problems"] = len(changelog)
+    problems += changelog
     summary(
-        f"mutable_table upserts ({FORMAT})",
+        f"mutable_table upserts with changelog ({FORMAT})",
         UPSERT_ROUNDS,
         counts,
-        ("re-plans", "lost updates", "earlier commits lost", "tables dropped"),
+        (
+            "re-plans",
+            "lost updates",
+            "earlier commits lost",
+            "tables dropped",
+            "changelog problems",
+        ),
     )
     assert problems == [], "\n".join(problems)
 
