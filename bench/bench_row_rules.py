@@ -1,14 +1,16 @@
-"""Benchmark: what merge_functions and ttl_ms cost on top of a plain upsert.
+"""Benchmark: what merge_functions, ttl_ms and changelog cost on top of a plain upsert.
 
-Three mutable tables of N rows (default 1,000,000) receive the same three batches, each
+Four mutable tables of N rows (default 1,000,000) receive the same three batches, each
 changing the same 1% of keys:
   plain     one row per changed key, replacing the stored row (the baseline);
   counters  three increment rows per changed key, combined by merge_functions
             (sum, min, max) with the stored row, versioned;
   ttl       the plain batches plus ttl_ms on a last-seen column: every batch also
-            expires about 5% of the table (rows age by a day per batch).
+            expires about 5% of the table (rows age by a day per batch);
+  changelog the plain batches with changelog: true (each batch also publishes its
+            changes, with the previous values, to the table's changelog topic).
 Each table's median batch time is compared with the plain table's, in the same process.
-Every result is checked (counter totals, expired row counts). Run:
+Every result is checked (counter totals, expired row counts, changelog events). Run:
     .venv/bin/python bench/bench_row_rules.py [--rows 1000000] [--format parquet]
 """
 
@@ -44,6 +46,13 @@ select id, clicks, first_ms, last_ms, v from {{{{ var('source') }}}}
 TTL = """
 {{{{ config(materialized='mutable_table', primary_key=['id'], file_format='{fmt}',
             ttl_ms=var('ttl_ms'), ttl_column='last_ms') }}}}
+select id, clicks, first_ms, last_ms from {{{{ var('source') }}}}
+"""
+
+
+CHANGELOG = """
+{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='{fmt}',
+            changelog=true) }}}}
 select id, clicks, first_ms, last_ms from {{{{ var('source') }}}}
 """
 
@@ -85,7 +94,8 @@ def main() -> None:
     project = work / "project"
     (project / "models").mkdir(parents=True)
     write_project(project, "bench", work / "spark")
-    for name, sql in (("plain", PLAIN), ("counters", COUNTERS), ("ttl", TTL)):
+    models = (("plain", PLAIN), ("counters", COUNTERS), ("ttl", TTL), ("changelog", CHANGELOG))
+    for name, sql in models:
         (project / "models" / f"{name}.sql").write_text(sql.format(fmt=args.format))
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
@@ -102,7 +112,7 @@ def main() -> None:
         make_data(spark, args.rows, step)
         changed = spark.sql("select count(*) from bench.changes_1").collect()[0][0]
 
-        runs: dict[str, list] = {"plain": [], "counters": [], "ttl": []}
+        runs: dict[str, list] = {"plain": [], "counters": [], "ttl": [], "changelog": []}
         for model in runs:
             apply(model, "bench.base")
         for batch in range(1, BATCHES + 1):
@@ -110,6 +120,7 @@ def main() -> None:
             runs["counters"].append(apply("counters", f"bench.increments_{batch}"))
             # one day older per batch: the rows last seen AGE_DAYS - batch days ago expire
             runs["ttl"].append(apply("ttl", f"bench.changes_{batch}", AGE_DAYS - batch))
+            runs["changelog"].append(apply("changelog", f"bench.changes_{batch}"))
 
         clicks = spark.sql("select sum(clicks) from bench.counters").collect()[0][0]
         expected_clicks = args.rows + BATCHES * 3 * changed
@@ -123,6 +134,19 @@ def main() -> None:
         if kept != expected_kept:
             raise SystemExit(f"ttl: {kept} rows kept, expected {expected_kept}")
 
+        backing = spark.sql(
+            "select backing_table from bench.topics where relation_name = 'changelog'"
+        ).collect()[0][0]
+        published = spark.sql(
+            f"select _offset, count(*), count_if(change_kind = 'update') from bench.{backing} "
+            "group by _offset order by _offset"
+        ).collect()
+        expected_published = [(1, args.rows, 0)] + [
+            (offset, changed, changed) for offset in range(2, BATCHES + 2)
+        ]
+        if [tuple(r) for r in published] != expected_published:
+            raise SystemExit(f"changelog: published {published}, expected {expected_published}")
+
         median = {m: statistics.median(r.execution for r in rs) for m, rs in runs.items()}
         print(f"rows: {args.rows:,}  changed keys per batch: {changed:,}  format: {args.format}")
         for model, seconds in median.items():
@@ -131,6 +155,7 @@ def main() -> None:
         print(f"counters: {clicks:,} clicks as expected; ttl: {kept:,} rows kept as expected")
         print(f"counters: {statement_profile(runs['counters'][-1], 6)}")
         print(f"ttl: {statement_profile(runs['ttl'][-1], 6)}")
+        print(f"changelog: {statement_profile(runs['changelog'][-1], 6)}")
         fmt = args.format
         report(
             f"merge_functions, 3 rows per changed key ({fmt})",
@@ -145,6 +170,13 @@ def main() -> None:
             median["ttl"],
             median["plain"],
             "<= 1.3x plain upsert",
+        )
+        report(
+            f"changelog: true, 1% of keys updated per batch ({fmt})",
+            args.rows,
+            median["changelog"],
+            median["plain"],
+            "<= 1.2x plain upsert",
         )
     finally:
         if not args.keep:
