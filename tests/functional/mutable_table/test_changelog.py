@@ -10,6 +10,7 @@ from tests.functional.mutable_table.util import (
     properties,
     rows,
     run,
+    session_views,
     table_exists,
     table_rows,
 )
@@ -57,6 +58,17 @@ as t(id, label)
 REBUILDABLE = """
 {{ config(materialized='mutable_table', primary_key=['id'], changelog=true,
           full_refresh=true) }}
+select 1 as id
+"""
+
+# a topic model that took the name accounts_b's changelog would get
+NAME_TAKEN = """
+{{ config(materialized='topic', topic_name='accounts.b.changes') }}
+select 1 as id
+"""
+
+ACCOUNTS_B = """
+{{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
 select 1 as id
 """
 
@@ -226,12 +238,27 @@ class TestChangelog(MutableProjectBase):
         result = run(project, "late", {"late_on": True}, expect_pass=False)
         assert "holds 2 event(s) of an earlier table" in result.results[0].message
         assert not table_exists(project, "late")
+        assert "late__jammi_batch" not in session_views(project)
 
 
 class TestChangelogRefused(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"rebuildable.sql": REBUILDABLE, "clashing.sql": CLASHING}
+        return {
+            "rebuildable.sql": REBUILDABLE,
+            "clashing.sql": CLASHING,
+            "name_taken.sql": NAME_TAKEN,
+            "accounts_b.sql": ACCOUNTS_B,
+        }
+
+    def test_a_taken_topic_name_is_refused_without_a_trace(self, project):
+        run(project, "name_taken")
+        result = run(project, "accounts_b", expect_pass=False)
+        message = result.results[0].message
+        assert "changelog topic name 'accounts.b.changes' is already used by model" in message
+        assert "Fix:" in message
+        assert not table_exists(project, "accounts_b")
+        assert "accounts_b__jammi_batch" not in session_views(project)
 
     def test_refused_before_anything_is_written(self, project):
         for model, expected in (
@@ -242,4 +269,8 @@ class TestChangelogRefused(MutableProjectBase):
             assert expected in result.results[0].message
             assert "Fix:" in result.results[0].message
             assert not table_exists(project, model)
-        assert not table_exists(project, "topics")
+        assert not rows(
+            project,
+            f"select 1 from {project.test_schema}.topics where relation_name in "
+            "('rebuildable', 'clashing')",
+        )

@@ -1,10 +1,50 @@
 {#-- changelog: true -- every committed version of the table is one publish of the topic
      `<model's topic-style name>.changes` (changelog.py says why it is exactly once;
      docs/changelog.md). The phases call:
+       check_changelog_definition   before the batch view (read-only: what refuses a run)
        apply_changelog_preparation  before the plan (registration, first version)
        apply_changelog_repair       before every plan (what a crash left unpublished)
        get_stage_changelog_sql      parquet/orc, before the commit
        apply_changelog_publish      after the commit --#}
+
+
+{#-- Everything that refuses a changelog run, read before anything is written (the
+     batch view included): the format, a topic name another model has taken, a changed
+     set of columns, and a table created
+     anew while its changelog holds the events of an earlier table of its name (its
+     versions would restart at 1 and collide with their offsets). --#}
+{% macro check_changelog_definition(definition, target_relation, state, file_format) -%}
+  {%- if not definition.get('changelog') -%}{{ return(none) }}{%- endif -%}
+  {%- if file_format not in ('delta', 'parquet', 'orc') -%}
+    {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': changelog: true needs file_format delta, parquet or orc (" ~ file_format ~ " keeps no change history dbt-jammi can read). Nothing was written.\n  Fix: use one of those formats, or turn changelog off") -%}
+  {%- endif -%}
+  {%- set topic = fetch_topic_registration(target_relation) -%}
+  {%- if topic is none -%}
+    {%- set registry = topic_registry_relation(target_relation) -%}
+    {%- set name = adapter.changelog_topic_name(definition.table_id) -%}
+    {%- set owner = fetch_topic_name_owner(registry, name) if topic_table_exists(registry) else none -%}
+    {%- if owner is not none -%}
+      {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': its changelog topic name '" ~ name ~ "' is already used by model '" ~ owner ~ "' in schema " ~ target_relation.schema ~ ". Nothing was written.\n  Fix: give that topic model another topic_name, or this model another name") -%}
+    {%- endif -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- do changelog_check_columns(definition, topic) -%}
+  {%- if state is none -%}
+    {%- set backing = topic_backing_relation(target_relation, topic) -%}
+    {%- set held = run_query('select count(*) from ' ~ backing).rows[0][0] | int -%}
+    {%- if held > 0 -%}
+      {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': the table is created anew, but its changelog topic " ~ topic.name ~ " (" ~ backing ~ ") holds " ~ held ~ " event(s) of an earlier table of that name; new versions would collide with their offsets. Nothing was written.\n  Fix: drop " ~ backing ~ " and delete its row from " ~ topic_registry_relation(target_relation) ~ " (name = '" ~ topic.name ~ "'), or give the model a new name") -%}
+    {%- endif -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro changelog_check_columns(definition, topic) -%}
+  {%- set columns = adapter.topic_definition(definition.table_id, adapter.changelog_event_columns(definition), {'topic_name': topic.name}).columns -%}
+  {%- if tojson(topic.columns) != tojson(columns) -%}
+    {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': its changelog topic " ~ topic.name ~ " was published with the columns " ~ tojson(topic.columns) ~ "; the table's changes now have " ~ tojson(columns) ~ ". Nothing was written.\n  Fix: a changelog's columns are fixed once published: keep the table's columns, or turn changelog off before changing them") -%}
+  {%- endif -%}
+{%- endmacro %}
 
 
 {#-- Register the changelog topic (first run) and record the first version it
@@ -19,19 +59,8 @@
     {%- endif -%}
     {{ return(none) }}
   {%- endif -%}
-  {%- if file_format not in ('delta', 'parquet', 'orc') -%}
-    {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': changelog: true needs file_format delta, parquet or orc (" ~ file_format ~ " keeps no change history dbt-jammi can read). Nothing was written.\n  Fix: use one of those formats, or turn changelog off") -%}
-  {%- endif -%}
   {%- set topic = apply_changelog_topic_registration(definition, target_relation, file_format) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
-  {%- if state is none and topic.get('registered_before') -%}
-    {#-- a table created anew (dropped by hand) would restart at version 1: refuse before
-         its versions collide with the offsets of the earlier table's changelog --#}
-    {%- set held = run_query('select count(*) from ' ~ backing).rows[0][0] | int -%}
-    {%- if held > 0 -%}
-      {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': the table is created anew, but its changelog topic " ~ topic.name ~ " (" ~ backing ~ ") holds " ~ held ~ " event(s) of an earlier table of that name; new versions would collide with their offsets. Nothing was written.\n  Fix: drop " ~ backing ~ " and delete its row from " ~ topic_registry_relation(target_relation) ~ " (name = '" ~ topic.name ~ "'), or give the model a new name") -%}
-    {%- endif -%}
-  {%- endif -%}
   {%- set since = none if state is none else adapter.changelog_first_version(state.properties) -%}
   {%- if state is not none and since is none -%}
     {#-- turned on for an existing table: the next committed version is the first --#}
@@ -63,12 +92,9 @@
   {%- set topic = fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(target_relation.identifier)) -%}
   {%- if topic is none -%}
     {%- set topic = apply_topic_first_registration(target_relation, registry, topic_definition, 'delta' if file_format == 'delta' else 'parquet') -%}
-  {%- else -%}
-    {%- do topic.update({'registered_before': true}) -%}
   {%- endif -%}
-  {%- if tojson(topic.columns) != tojson(topic_definition.columns) -%}
-    {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': its changelog topic " ~ topic.name ~ " was published with the columns " ~ tojson(topic.columns) ~ "; the table's changes now have " ~ tojson(topic_definition.columns) ~ ". Nothing was written.\n  Fix: a changelog's columns are fixed once published: keep the table's columns, or turn changelog off before changing them") -%}
-  {%- endif -%}
+  {#-- checked before the batch view; again here for a topic a concurrent run registered --#}
+  {%- do changelog_check_columns(definition, topic) -%}
   {{ return(topic) }}
 {%- endmacro %}
 

@@ -20,6 +20,7 @@
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {#-- a changelog table publishes what it expires, like any committed version --#}
+  {%- do check_changelog_definition(definition, relation, state, state.file_format) -%}
   {%- do apply_changelog_preparation(definition, relation, state, state.file_format) -%}
   {%- set batch_relation = mutable_temp_relation(relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, mutable_empty_batch_sql(definition))) -%}
