@@ -3,7 +3,10 @@ changelog topic, equal to the table's diff between the two versions, exactly onc
 when the run stops between the table commit and the publish; consumers read it with
 topic_events(ref(table)) like any topic."""
 
+import json
+
 import pytest
+from dbt.tests.util import run_dbt
 
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
@@ -53,6 +56,17 @@ select * from values
   ({{ id }}, '{{ label }}'){{ ',' if not loop.last }}
 {% endfor %}
 as t(id, label)
+"""
+
+# seen_ms relative to the run's clock: var ages = {id: age in minutes}
+EXPIRING = """
+{{ config(materialized='mutable_table', primary_key=['id'], ttl_column='seen_ms',
+          ttl_ms=3600000, changelog=true) }}
+select * from values
+{% for id, age in var('ages', {}).items() %}
+  ({{ id }}, unix_millis(current_timestamp()) - {{ age }} * 60000L){{ ',' if not loop.last }}
+{% endfor %}
+as t(id, seen_ms)
 """
 
 REBUILDABLE = """
@@ -134,6 +148,7 @@ class TestChangelog(MutableProjectBase):
             "seen.sql": SEEN,
             "history.sql": HISTORY,
             "late.sql": LATE,
+            "expiring.sql": EXPIRING,
         }
 
     def test_events_are_the_diff_exactly_once_across_a_crash(self, project, fmt):
@@ -212,6 +227,24 @@ class TestChangelog(MutableProjectBase):
             ("close", 1, "a", 100, 200, None),
             ("open", 1, "b", 200, None, None),
         ]
+
+    def test_expire_operation_publishes_what_it_expires(self, project):
+        run(project, "expiring", {"ages": {1: 10, 2: 50}})
+        args = json.dumps({"table": "expiring", "ttl_ms": 30 * 60_000})
+        run_dbt(["run-operation", "expire_mutable_table", "--args", args])
+        _, backing = changelog_backing(project, "expiring")
+        found = rows(
+            project,
+            f"select _offset, change_kind, id, seen_ms is null, previous_seen_ms is null "
+            f"from {project.test_schema}.{backing} order by 1, 3",
+        )
+        first, second = sorted({r[0] for r in found})
+        assert [r[1:] for r in found] == [
+            ("insert", 1, False, True),
+            ("insert", 2, False, True),
+            ("delete", 2, True, False),
+        ]
+        assert [r[0] for r in found] == [first, first, second]
 
     def test_turned_on_later_publishes_from_the_next_version(self, project):
         run(project, "late", {"late_rows": [[1, "a"]]})
