@@ -95,9 +95,9 @@ def test_the_engine_written_time_stays_internal():
 def test_topic_name_offsets_and_staging():
     assert changelog.topic_name("orders_state") == "orders.state.changes"
     assert changelog.topic_name("accounts") == "accounts.changes"
-    # delta versions start at 0, topic offsets at 1
-    assert changelog.offset_of(0, "delta") == 1
-    assert changelog.offset_of(7, "parquet") == 7
+    # the first version a new table publishes: delta versions start at 0
+    assert changelog.first_version_of_new_table("delta") == 0
+    assert changelog.first_version_of_new_table("parquet") == 1
     assert (
         changelog.staged_dir("file:/wh/s.db/__topic_x/", "file:/wh/s.db/accounts/v0000000007_ab12")
         == "file:/wh/s.db/__topic_x/_staging/changes_v0000000007_ab12"

@@ -33,9 +33,10 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.merge_commit import is_delta_conflict
 from dbt.adapters.jammi.statements import StatementsMixin
+from dbt.adapters.jammi.topic import claim_partition_sql
 from dbt.adapters.jammi.topic_registration import is_already_exists
 from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN
-from dbt.adapters.jammi.validation import require_bool, sql_string_literal
+from dbt.adapters.jammi.validation import require_bool
 
 CHANGE_KIND_COLUMN = "change_kind"
 TABLE_VERSION_COLUMN = "table_version"
@@ -127,9 +128,10 @@ def value_columns(definition: Mapping[str, Any]) -> list[str]:
     return [s["column"] for s in event_sources(definition) if s["source"] == "after"]
 
 
-def offset_of(version: int, file_format: str) -> int:
-    """The topic offset of a table version: Delta versions start at 0, offsets at 1."""
-    return int(version) + 1 if file_format == "delta" else int(version)
+def first_version_of_new_table(file_format: str) -> int:
+    """The version a table created with ``changelog: true`` starts at (its first publish):
+    Delta counts versions from 0, the rewrite formats from 1."""
+    return 0 if file_format == "delta" else 1
 
 
 def staged_dir(topic_location: str, version_location: str) -> str:
@@ -138,14 +140,11 @@ def staged_dir(topic_location: str, version_location: str) -> str:
     return f"{topic_location.rstrip('/')}/_staging/{STAGED_PREFIX}{version_dir}"
 
 
-def attach_version(run_sql: RunSql, backing: str, offset: int, staged: str) -> bool:
-    """Attach a staged version as partition ``_offset``; False if it already was (by
-    the run that committed it, or by another run repairing it)."""
+def attach_version(run_sql: RunSql, backing: str, version: int, staged: str) -> bool:
+    """Attach a staged version as partition ``_offset = version``; False if it already
+    was (by the run that committed it, or by another run repairing it)."""
     try:
-        run_sql(
-            f"alter table {backing} add partition (_offset={int(offset)}) "
-            f"location {sql_string_literal(staged)}"
-        )
+        run_sql(claim_partition_sql(backing, version, staged))
     except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
         if not is_already_exists(str(exc)):
             raise
@@ -206,8 +205,8 @@ class ChangelogAdapterMixin(StatementsMixin):
         return value_columns(definition)
 
     @available
-    def changelog_offset(self, version: Any, file_format: str) -> int:
-        return offset_of(int(version), file_format)
+    def changelog_first_version_of_new_table(self, file_format: str) -> int:
+        return first_version_of_new_table(file_format)
 
     @available
     def changelog_staged_dir(self, topic_location: str, version_location: str) -> str:
@@ -218,8 +217,8 @@ class ChangelogAdapterMixin(StatementsMixin):
         return first_version(properties)
 
     @available
-    def changelog_attach_version(self, backing: Any, offset: Any, staged: str) -> bool:
-        return attach_version(self._run_sql, str(backing), int(offset), staged)
+    def changelog_attach_version(self, backing: Any, version: Any, staged: str) -> bool:
+        return attach_version(self._run_sql, str(backing), int(version), staged)
 
     @available
     def changelog_publish_delta(self, publish_sql: str, table_id: str) -> str:

@@ -68,7 +68,7 @@
 {% macro mutable_table_properties_clause(definition, file_format, version=none, first=false) -%}
   tblproperties (
     {%- if first and definition.get('changelog') %}
-    'jammi.changelog_since' = '{{ 0 if file_format == 'delta' else 1 }}',
+    'jammi.changelog_since' = '{{ adapter.changelog_first_version_of_new_table(file_format) }}',
     {%- if file_format == 'delta' %}
     'delta.enableChangeDataFeed' = 'true',
     {%- endif %}

@@ -10,9 +10,9 @@
 
 {#-- Everything that refuses a changelog run, read before anything is written (the
      batch view included): the format, a topic name another model has taken, a changed
-     set of columns, and a table created
-     anew while its changelog holds the events of an earlier table of its name (its
-     versions would restart at 1 and collide with their offsets). --#}
+     set of columns, and a table created anew while its changelog holds the events of an
+     earlier table of its name (its versions would restart at 1 and collide with their
+     offsets). Returns the table's registered changelog topic, or none. --#}
 {% macro check_changelog_definition(definition, target_relation, state, file_format) -%}
   {%- if not definition.get('changelog') -%}{{ return(none) }}{%- endif -%}
   {%- if file_format not in ('delta', 'parquet', 'orc') -%}
@@ -36,6 +36,7 @@
       {%- do exceptions.raise_compiler_error("mutable_table '" ~ definition.table_id ~ "': the table is created anew, but its changelog topic " ~ topic.name ~ " (" ~ backing ~ ") holds " ~ held ~ " event(s) of an earlier table of that name; new versions would collide with their offsets. Nothing was written.\n  Fix: drop " ~ backing ~ " and delete its row from " ~ topic_registry_relation(target_relation) ~ " (name = '" ~ topic.name ~ "'), or give the model a new name") -%}
     {%- endif -%}
   {%- endif -%}
+  {{ return(topic) }}
 {%- endmacro %}
 
 
@@ -47,11 +48,12 @@
 {%- endmacro %}
 
 
-{#-- Register the changelog topic (first run) and record the first version it
-     publishes. Sets the run-only definition.changelog_topic:
-     {backing, location, file_format, since}. A table whose changelog was turned off
-     forgets its first version, so turning it on again starts afresh. --#}
-{% macro apply_changelog_preparation(definition, target_relation, state, file_format) -%}
+{#-- Register the changelog topic unless `topic` (check_changelog_definition's) is
+     given, and record the first version it publishes. Sets the run-only
+     definition.changelog_topic: {backing, location, file_format, since}. A table whose
+     changelog was turned off forgets its first version, so turning it on again starts
+     afresh. --#}
+{% macro apply_changelog_preparation(definition, target_relation, state, file_format, topic=none) -%}
   {%- set since_property = 'jammi.changelog_since' -%}
   {%- if not definition.get('changelog') -%}
     {%- if state is not none and state.properties.get(since_property) is not none -%}
@@ -59,7 +61,7 @@
     {%- endif -%}
     {{ return(none) }}
   {%- endif -%}
-  {%- set topic = apply_changelog_topic_registration(definition, target_relation, file_format) -%}
+  {%- set topic = topic or apply_changelog_topic_registration(definition, target_relation, file_format) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
   {%- set since = none if state is none else adapter.changelog_first_version(state.properties) -%}
   {%- if state is not none and since is none -%}
@@ -77,12 +79,13 @@
       'backing': backing | string,
       'location': none if topic.file_format == 'delta' else fetch_topic_table_location(backing),
       'file_format': topic.file_format,
-      'since': since if since is not none else (0 if adapter.uses_merge(file_format) else 1)}}) -%}
+      'since': since if since is not none else adapter.changelog_first_version_of_new_table(file_format)}}) -%}
 {%- endmacro %}
 
 
-{#-- The changelog topic of a table: registered with the table as its relation (so
-     topic_events(ref('the_table')) finds it); its columns never change. --#}
+{#-- The changelog topic of a table, registered on its first changelog run with the
+     table as its relation (so topic_events(ref('the_table')) finds it); a concurrent
+     run may have registered it since check_changelog_definition looked. --#}
 {% macro apply_changelog_topic_registration(definition, target_relation, file_format) -%}
   {%- set columns = adapter.changelog_event_columns(definition) -%}
   {%- set name = adapter.changelog_topic_name(definition.table_id) -%}
@@ -120,8 +123,7 @@
     {%- do apply_changelog_publish(definition, target_relation, none) -%}
   {%- else -%}
     {%- set version = adapter.mutable_version(state.location) -%}
-    {%- set since = adapter.changelog_first_version(state.properties) or topic.since -%}
-    {%- if version is not none and version >= since -%}
+    {%- if version is not none and version >= topic.since -%}
       {%- set published = adapter.topic_offsets_from_partitions(run_query('show partitions ' ~ topic.backing)) -%}
       {%- if version not in published -%}
         {%- do apply_changelog_publish(definition, target_relation, state.location) -%}
@@ -139,7 +141,7 @@
   {%- set topic = definition.changelog_topic -%}
   {%- if topic.file_format != 'delta' -%}
     {%- set version = adapter.mutable_version(location) -%}
-    {%- do adapter.changelog_attach_version(topic.backing, adapter.changelog_offset(version, 'parquet'), adapter.changelog_staged_dir(topic.location, location)) -%}
+    {%- do adapter.changelog_attach_version(topic.backing, version, adapter.changelog_staged_dir(topic.location, location)) -%}
     {{ return(none) }}
   {%- endif -%}
   {%- set published = run_query('select coalesce(max(_offset), 0) from ' ~ topic.backing).rows[0][0] | int -%}
@@ -157,7 +159,8 @@
 
 
 {#-- Delta: one append of every version's events above the topic's high-water mark,
-     read inside the same transaction (a concurrent publish of them conflicts). --#}
+     read inside the same transaction (a concurrent publish of them conflicts). Offset =
+     Delta version + 1: Delta versions start at 0, offsets at 1. --#}
 {% macro get_publish_changelog_delta_sql(definition, backing, raw_sql) -%}
   insert into {{ backing }}
   select

@@ -20,8 +20,8 @@
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {#-- a changelog table publishes what it expires, like any committed version --#}
-  {%- do check_changelog_definition(definition, relation, state, state.file_format) -%}
-  {%- do apply_changelog_preparation(definition, relation, state, state.file_format) -%}
+  {%- set changelog_topic = check_changelog_definition(definition, relation, state, state.file_format) -%}
+  {%- do apply_changelog_preparation(definition, relation, state, state.file_format, changelog_topic) -%}
   {%- set batch_relation = mutable_temp_relation(relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, mutable_empty_batch_sql(definition))) -%}
   {%- set applied = apply_mutable_batch_replanning(definition, batch_relation, relation, state, state.file_format, tenant, run_id) -%}

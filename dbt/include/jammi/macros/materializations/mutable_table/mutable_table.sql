@@ -40,12 +40,12 @@
     {%- set new_columns = reconciled.new_columns -%}
   {%- endif -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
-  {%- do check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
+  {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
   {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
-  {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format) -%}
+  {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first --#}
   {%- if rebuild -%}
