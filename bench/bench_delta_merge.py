@@ -1,20 +1,33 @@
-"""Benchmark on a Delta session: upsert 1% changed keys into an N-row mutable_table.
+"""Benchmark on a Delta session: a mutable_table against dbt-spark's own merge.
 
-Against two baselines doing the same change on a Delta table of the same data, in the
-same process (one JVM):
-  (a) dbt-spark's peer: an `incremental` model, `incremental_strategy: merge`,
-      `unique_key: id`, `file_format: delta` -- one plain MERGE;
-  (b) a Delta `create table ... as select` copy of the table (rewriting all of it).
-Ours runs with the mutable_table's checks (duplicate keys in the batch, version rules,
-tenant scope) in its MERGE. Prints seconds and ratios (ours / baseline) per size.
+Both sides apply the same batch to a Delta table of the same N rows, in the same
+process (one JVM): ours is a `mutable_table` (primary key `id`, with its checks:
+NULL and duplicate keys, tenant scope, no-op updates left alone); the peer is
+dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key: id`
+(one plain MERGE that updates every matched row). Three batch shapes:
 
-`--layouts plain,dv` measures each size twice: as created, and with deletion vectors
-(`delta.enableDeletionVectors`) switched on for both tables before the timed run (the
-MERGE then marks replaced rows in a vector instead of rewriting their files).
+  1pct         1% of the keys change (new values each round)
+  100keys      100 keys spread over the table change
+  half_repeat  1% of the keys are in the batch; half of them repeat the stored values
+               (snapshot and CDC feeds do this: dbt-spark rewrites those rows)
+  all          every key changes (not by default; --rows 10 --shapes all measures the
+               fixed cost of a run: a 10-row batch into a 10-row table)
+
+Each shape has its own pair of tables, built from the same N rows. Each of four rounds
+writes a fresh batch table, reads it once (so neither side pays for the first read of
+new files), then runs the pair, alternating which side goes first (the second run of a
+pair is often faster, whichever side it is; with four rounds each side goes first
+twice). The figure is the median of the four rounds of each side (dbt's execution
+time of the model). After the rounds both tables must hold the same rows, or the
+benchmark fails.
+
+`--layouts plain,dv` measures each shape twice: as created, and with deletion vectors
+(`delta.enableDeletionVectors`) switched on for both tables before the rounds.
 
 Delta's jars: JAMMI_DELTA_JARS (comma-separated or a directory), else
 ../shared/jars/delta beside the repository. Run:
-    .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000] [--layouts plain,dv]
+    .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000]
+        [--layouts plain,dv] [--shapes 1pct,100keys,half_repeat] [--profile]
 """
 
 from __future__ import annotations
@@ -23,12 +36,20 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from harness import dbt, report, write_project
+from harness import (
+    dbt,
+    dbt_run,
+    plan_summary,
+    report,
+    spark_ui_executions,
+    statement_profile,
+    write_project,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
@@ -45,61 +66,103 @@ PEER = """
 select * from {{ var('source') }}
 """
 
-
-def timed(spark, sql: str) -> float:
-    start = time.perf_counter()
-    spark.sql(sql).collect()
-    return time.perf_counter() - start
+ROUNDS = 4
+COLUMNS = "id, name, price, category, updated_ms"
+BASE_ROW = "concat('item-', id) as name, id % 1000 as price, concat('cat-', id % 37) as category"
 
 
+def changed_row(round_no: int) -> str:
+    return (
+        f"concat('item-', id, '-v{round_no}') as name, id % 1000 + {round_no} as price, "
+        f"concat('cat-', id % 37) as category, {1000 + round_no} as updated_ms"
+    )
+
+
+def batch_sql(shape: str, rows: int, round_no: int) -> str:
+    """The batch of one round: the keys of `shape`, with new values for round_no."""
+    if shape == "1pct":
+        return f"select id, {changed_row(round_no)} from range({rows}) where id % 100 = 0"
+    if shape == "all":
+        return f"select id, {changed_row(round_no)} from range({rows})"
+    if shape == "100keys":
+        return f"select id, {changed_row(round_no)} from range({rows}) where id % {rows // 100} = 0"
+    # half_repeat: keys with id % 200 = 100 repeat their stored (base) values every round
+    return f"""select id, {changed_row(round_no)} from range({rows}) where id % 200 = 0
+        union all
+        select id, {BASE_ROW}, 1000 as updated_ms from range({rows}) where id % 200 = 100"""
+
+
+SHAPE_GOAL = {"1pct": "<= 1.0x", "100keys": "<= 1.0x", "half_repeat": "<= 0.8x", "all": "<= 1.5x"}
+DEFAULT_SHAPES = "1pct,100keys,half_repeat"
 DELETION_VECTORS = "set tblproperties ('delta.enableDeletionVectors' = 'true')"
 
 
-def measure(project: Path, spark, rows: int, layout: str) -> dict[str, float]:
-    suffix = f"{rows}_{layout}"
-    base, changes = f"bench.base_{suffix}", f"bench.changes_{suffix}"
-    spark.sql(
-        f"""create table {base} using delta as
-        select id, concat('item-', id) as name, id % 1000 as price,
-               concat('cat-', id % 37) as category, 1000 as updated_ms from range({rows})"""
-    )
-    spark.sql(
-        f"""create table {changes} using delta as
-        select id, concat('item-', id, '-v2') as name, id % 1000 + 1 as price,
-               concat('cat-', id % 37) as category, 2000 as updated_ms
-        from range({rows}) where id % 100 = 0"""
-    )
-    times = {}
+def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> tuple:
+    suffix = f"{rows}_{layout}_{shape}"
+    base = f"bench.base_{rows}"
+    if not spark.catalog.tableExists(base):
+        spark.sql(
+            f"create table {base} using delta as "
+            f"select id, {BASE_ROW}, 1000 as updated_ms from range({rows})"
+        )
     for model in ("ours", "peer"):
-        run = ["run", "-s", model, "--vars"]
-        dbt(project, *run, json.dumps({"source": base, "suffix": suffix}))
+        dbt(project, "run", "-s", model, "--vars", json.dumps({"source": base, "suffix": suffix}))
         if layout == "dv":
             spark.sql(f"alter table bench.{model}_{suffix} {DELETION_VECTORS}")
-        _, times[model] = dbt(project, *run, json.dumps({"source": changes, "suffix": suffix}))
-    times["ctas"] = timed(
-        spark, f"create table bench.copy_{suffix} using delta as select * from bench.ours_{suffix}"
-    )
+    times: dict[str, list[float]] = {"ours": [], "peer": []}
+    last, plans = {}, {}
+    for round_no in range(1, ROUNDS + 1):
+        batch = f"bench.batch_{suffix}_{round_no}"
+        spark.sql(f"create table {batch} using delta as {batch_sql(shape, rows, round_no)}")
+        spark.sql(f"select count(*), sum(hash({COLUMNS})) from {batch}").collect()
+        order = ("ours", "peer") if round_no % 2 else ("peer", "ours")
+        for model in order:
+            variables = json.dumps({"source": batch, "suffix": suffix})
+            seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
+            run = dbt_run(project, "run", "-s", model, "--vars", variables)
+            times[model].append(run.execution)
+            if args.plans:
+                executions = [e for e in spark_ui_executions(spark) if e["id"] not in seen]
+                plans[model] = plan_summary(spark, executions, f"{model}_{suffix}")
+            last[model] = run
     differ = spark.sql(
         f"""select count(*) from (
-          (select id, name, price, category, updated_ms from bench.ours_{suffix}
-           except all select id, name, price, category, updated_ms from bench.peer_{suffix})
+          (select {COLUMNS} from bench.ours_{suffix} except all
+           select {COLUMNS} from bench.peer_{suffix})
           union all
-          (select id, name, price, category, updated_ms from bench.peer_{suffix}
-           except all select id, name, price, category, updated_ms from bench.ours_{suffix}))"""
+          (select {COLUMNS} from bench.peer_{suffix} except all
+           select {COLUMNS} from bench.ours_{suffix}))"""
     ).collect()[0][0]
-    times["identical"] = float(differ == 0)
-    return times
+    if differ:
+        raise SystemExit(
+            f"{suffix}: the mutable table and dbt-spark's table differ ({differ} rows)"
+        )
+    for model, run in last.items() if args.profile else ():
+        print(f"{model}, {suffix}, last round: {statement_profile(run)}", flush=True)
+    for model, summary in plans.items():
+        files = spark.sql(f"describe detail bench.{model}_{suffix}").collect()[0]["numFiles"]
+        summary["table_files"] = files
+        print(f"plan {model} {suffix}, last round: {json.dumps(summary)}", flush=True)
+    return statistics.median(times["ours"]), statistics.median(times["peer"]), times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="1000000", help="comma-separated sizes")
-    parser.add_argument("--layouts", default="plain", help="plain and/or dv, comma-separated")
+    parser.add_argument("--layouts", default="plain,dv", help="plain and/or dv, comma-separated")
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES, help="batch shapes")
+    parser.add_argument("--profile", action="store_true", help="print each side's statements")
+    parser.add_argument(
+        "--plans",
+        action="store_true",
+        help="Spark's UI on: print each side's jobs, stages, shuffles and target scans",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary project")
     args = parser.parse_args()
     unknown = set(args.layouts.split(",")) - {"plain", "dv"}
+    unknown |= set(args.shapes.split(",")) - set(SHAPE_GOAL)
     if unknown:
-        raise SystemExit(f"--layouts takes plain and dv, not {', '.join(sorted(unknown))}")
+        raise SystemExit(f"unknown layouts or shapes: {', '.join(sorted(unknown))}")
     jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
     if not jars:
         raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or put them in ../shared)")
@@ -117,6 +180,9 @@ def main() -> None:
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         },
     )
+    if args.plans:
+        with (project / "profiles.yml").open("a") as profile:
+            profile.write('        spark.ui.enabled: "true"\n')
     (project / "models" / "ours.sql").write_text(OURS)
     (project / "models" / "peer.sql").write_text(PEER)
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
@@ -128,27 +194,29 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         spark.sql("create schema if not exists bench")
         print(
-            "| rows | layout | changed keys | mutable_table upsert | (a) dbt-spark merge "
-            "| (b) Delta CTAS copy | ours / (a) | ours / (b) | same rows |"
+            "| rows | layout | batch | mutable_table (median) | dbt-spark merge (median) "
+            "| ratio | goal | rounds: ours / peer |"
         )
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---:|---:|---:|---|---|")
         for rows in (int(r) for r in args.rows.split(",")):
             for layout in args.layouts.split(","):
-                t = measure(project, spark, rows, layout)
-                print(
-                    f"| {rows:,} | {layout} | {rows // 100:,} | {t['ours']:.2f} s | "
-                    f"{t['peer']:.2f} s | "
-                    f"{t['ctas']:.2f} s | {t['ours'] / t['peer']:.2f}x | "
-                    f"{t['ours'] / t['ctas']:.2f}x | {bool(t['identical'])} |",
-                    flush=True,
-                )
-                report(
-                    f"mutable_table upsert 1% (delta, {layout}) vs dbt-spark merge",
-                    rows,
-                    t["ours"],
-                    t["peer"],
-                    "<= 1.0x dbt-spark merge",
-                )
+                for shape in args.shapes.split(","):
+                    ours, peer, times = measure(project, spark, rows, layout, shape, args)
+                    rounds = " ".join(
+                        f"{o:.2f}/{p:.2f}" for o, p in zip(times["ours"], times["peer"])
+                    )
+                    print(
+                        f"| {rows:,} | {layout} | {shape} | {ours:.2f} s | {peer:.2f} s | "
+                        f"{ours / peer:.2f}x | {SHAPE_GOAL[shape]} | {rounds} |",
+                        flush=True,
+                    )
+                    report(
+                        f"delta {shape} ({layout}) vs dbt-spark merge",
+                        rows,
+                        ours,
+                        peer,
+                        f"{SHAPE_GOAL[shape]} dbt-spark merge",
+                    )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

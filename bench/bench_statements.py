@@ -2,9 +2,10 @@
 
 A small project on the embedded session (parquet): a mutable_table, an scd2 history, a
 topic, a topic consumer (`incremental` reading `topic_events`) and a plain dbt-spark
-`incremental` model. Every model is built once, then run again on a changed batch; the
-second run's statements are counted per model (the steady state a scheduled project
-sees) and listed with --list. Run:
+`incremental` model; with Delta's jars (JAMMI_DELTA_JARS or ../shared) also a Delta
+mutable_table and dbt-spark's Delta `merge` incremental. Every model is built once,
+then run again on a changed batch; the second run's statements are counted per model
+(the steady state a scheduled project sees) and listed with --list. Run:
     .venv/bin/python bench/bench_statements.py [--list]
 """
 
@@ -15,10 +16,14 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from harness import dbt_run, statement_text, write_project
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from delta_lane import local_jars  # noqa: E402
 
 MODELS = {
     "source_rows": """
@@ -43,6 +48,15 @@ select id, name from {{ ref('source_rows') }}
 {{ config(materialized='incremental', incremental_strategy='append', file_format='parquet') }}
 select event_offset, event_row_idx, id, name from {{ topic_events(ref('item_events')) }}
 """,
+    "items_delta": """
+{{ config(materialized='mutable_table', primary_key=['id'], file_format='delta') }}
+select id, name from {{ ref('source_rows') }}
+""",
+    "dbt_spark_merge_delta": """
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id',
+          file_format='delta') }}
+select id, name from {{ ref('source_rows') }}
+""",
     "dbt_spark_incremental": """
 {{ config(materialized='incremental', incremental_strategy='insert_overwrite',
           file_format='parquet') }}
@@ -55,8 +69,11 @@ KIND = {
     "item_history": "mutable_table (history: scd2)",
     "item_events": "topic (publish)",
     "item_event_log": "topic consumer (incremental + topic_events)",
+    "items_delta": "mutable_table (delta)",
+    "dbt_spark_merge_delta": "dbt-spark incremental (merge, delta)",
     "dbt_spark_incremental": "dbt-spark incremental (insert_overwrite)",
 }
+DELTA_MODELS = ("items_delta", "dbt_spark_merge_delta")
 
 
 def per_model(statements: list[tuple[str, float]]) -> dict[str, list[str]]:
@@ -75,9 +92,16 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="jammi-bench-statements-"))
     project = work / "project"
     (project / "models").mkdir(parents=True)
-    write_project(project, "bench_statements", work / "spark")
+    jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
+    delta = {
+        "spark.jars": jars,
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    }
+    write_project(project, "bench_statements", work / "spark", delta if jars else None)
     for name, sql in MODELS.items():
-        (project / "models" / f"{name}.sql").write_text(sql)
+        if jars or name not in DELTA_MODELS:
+            (project / "models" / f"{name}.sql").write_text(sql)
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     try:
         dbt_run(project, "run", "--vars", json.dumps({"round": 1}))

@@ -24,6 +24,7 @@ bench:
         spark.master: "local[2]"
         spark.driver.memory: "2g"
         spark.sql.shuffle.partitions: "8"
+        spark.ui.showConsoleProgress: "false"
 """
 
 PROJECT = """
@@ -107,3 +108,46 @@ def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, *
     fields = {"benchmark": benchmark, "rows": rows, "ours": round(ours, 3)}
     fields.update(baseline=round(baseline, 3), ratio=round(ratio, 2), goal=goal, **extra)
     print("BENCH " + json.dumps(fields), flush=True)
+
+
+def spark_ui_executions(spark) -> list[dict]:
+    """Every SQL execution Spark's UI has recorded in this process (REST API), with its
+    executed plan; needs `spark.ui.enabled` (bench_delta_merge.py --plans)."""
+    from urllib.request import urlopen
+
+    context = spark.sparkContext
+    base = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}"
+    with urlopen(f"{base}/sql?details=true&planDescription=true&length=100000") as answer:
+        return json.load(answer)
+
+
+def plan_summary(spark, executions: list[dict], table_dir: str) -> dict[str, int]:
+    """What a run's SQL executions cost Spark: executions, jobs, stages run (skipped ones
+    not counted), shuffles (Exchange nodes in the executed plans), broadcasts and scans
+    of the table whose directory name is `table_dir` (its data files, not its log)."""
+    from urllib.request import urlopen
+
+    context = spark.sparkContext
+    base = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}"
+    jobs = sorted(
+        {j for e in executions for key in ("successJobIds", "failedJobIds") for j in e.get(key, [])}
+    )
+    stages = 0
+    for job in jobs:
+        with urlopen(f"{base}/jobs/{job}") as answer:
+            stages += json.load(answer)["numCompletedStages"]
+    nodes = [n["nodeName"] for e in executions for n in e.get("nodes", [])]
+    scans = 0
+    for e in executions:
+        for block in re.split(r"\n\s*\n", e.get("planDescription", "")):
+            head = block.strip().splitlines()[0] if block.strip() else ""
+            if re.match(r"\(\d+\) Scan ", head) and "_delta_log" not in block:
+                scans += bool(re.search(rf"[/.]{re.escape(table_dir)}\b", block))
+    return {
+        "executions": len(executions),
+        "jobs": len(jobs),
+        "stages": stages,
+        "shuffles": sum(name == "Exchange" for name in nodes),
+        "broadcasts": sum(name == "BroadcastExchange" for name in nodes),
+        "target_scans": scans,
+    }

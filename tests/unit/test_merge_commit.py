@@ -6,12 +6,16 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.jammi.merge_commit import (
+    BatchRejected,
     MergeConflict,
+    batch_check_marker,
     change_counts,
     commit_merge,
+    failed_batch_check,
     is_delta_conflict,
     lost_create_message,
     merge_counts,
+    merges_batch,
 )
 
 # As Delta 3.2.1 reports it through PySpark and through the Thrift server.
@@ -131,3 +135,40 @@ def test_other_create_failures_keep_the_engine_error():
         raise RuntimeError("metastore down")
 
     assert lost_create_message("s.t", NON_EMPTY, listing_fails) is None
+
+
+def test_batch_check_failures_are_recognized_in_engine_errors():
+    message = (
+        "Job aborted due to stage failure: org.apache.spark.SparkRuntimeException: "
+        f"[USER_RAISED_EXCEPTION] {batch_check_marker('duplicate_version')} SQLSTATE: P0001"
+    )
+    assert failed_batch_check(message) == "duplicate_version"
+    assert failed_batch_check("[USER_RAISED_EXCEPTION] something else") is None
+    with pytest.raises(ValueError):
+        batch_check_marker("nonsense")
+
+
+def test_a_batch_check_stops_the_merge_as_a_rejection_not_a_conflict():
+    def run_sql(sql):
+        raise RuntimeError(f"[USER_RAISED_EXCEPTION] {batch_check_marker('null_key')}")
+
+    with pytest.raises(BatchRejected) as rejected:
+        commit_merge(run_sql, "merge ...", "prices", last_attempt=False)
+    assert rejected.value.kind == "null_key"
+
+
+@pytest.mark.parametrize(
+    "config, merges",
+    [
+        ({}, True),
+        ({"partial_updates": True, "delete_when": "x", "hard_deletes": "delete"}, True),
+        ({"merge_functions": {"price": "sum"}}, True),
+        ({"merge_functions": {"price": "sum"}, "version_column": "v"}, False),
+        ({"history": "scd2"}, False),
+        ({"ttl_ms": 1000}, False),
+        ({"indexes": [{"name": "i", "columns": ["price"], "unique": True}]}, False),
+        ({"indexes": [{"name": "i", "columns": ["price"], "unique": False}]}, True),
+    ],
+)
+def test_which_definitions_merge_the_batch_itself(config, merges):
+    assert merges_batch(config) is merges

@@ -15,6 +15,7 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.definition import MutableTableDefinition
+from dbt.adapters.jammi.merge_commit import batch_check_marker
 from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
 
@@ -26,6 +27,7 @@ FILES = (
     "materializations/mutable_table/merge_functions.sql",
     "materializations/mutable_table/ttl.sql",
     "materializations/mutable_table/apply_merge.sql",
+    "materializations/mutable_table/merge_batch.sql",
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
     "utils/encoding.sql",
@@ -53,6 +55,9 @@ class _Adapter:
 
     def mutable_now_ms(self) -> int:
         return NOW_MS
+
+    def mutable_batch_check_marker(self, kind: str) -> str:
+        return batch_check_marker(kind)
 
 
 def _environment() -> jinja2.Environment:
@@ -118,6 +123,74 @@ def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
     assert "t.`sku` = s.`sku` and t.`valid_from` = s.`valid_from`" in sql
     assert "t.`valid_to` = s.`valid_to`" in sql
     assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
+
+
+def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
+    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
+
+
+def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        version_column="v",
+        partial_updates=True,
+        delete_when="label = 'gone'",
+    )
+    defn["batch_columns"] = ["sku", "price", "label", "v"]
+    sql = merge_batch_sql(defn)
+    # the batch is the source: no change set, no join with the table before the MERGE
+    assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
+    assert "from prices__jammi_batch" in sql and "change_set" not in sql
+    assert "analytics.prices" not in sql.split("using", 1)[1]
+    # one tenant per run (here: the shared rows): the key alone joins, within the scope
+    assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
+    newer = "coalesce(s.`v` > t.`v`, t.`v` is null)"
+    assert f"when matched and s._is_delete and {newer} then delete" in sql
+    # the no-op test: an update that changes no value is no clause's row
+    assert (
+        f"when matched and not s._is_delete and {newer} and not ("
+        "coalesce(s.`price`, t.`price`) <=> t.`price` and coalesce(s.`label`, t.`label`) "
+        "<=> t.`label` and coalesce(s.`v`, t.`v`) <=> t.`v`) then update set "
+        "t.`price` = coalesce(s.`price`, t.`price`)"
+    ) in sql
+    assert "when not matched and not s._is_delete then insert" in sql
+    assert "not matched by source" not in sql
+    # one window decides the key's row and finds its duplicates and NULLs
+    assert "partition by `sku` order by `v` desc" in sql
+    assert "when `sku` is null then raise_error('jammi-batch-check:null_key')" in sql
+    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert (
+        "when _rn = 2 and _version_above = `v` then "
+        "raise_error('jammi-batch-check:duplicate_version') else _rn = 1 end"
+    ) in sql
+
+
+def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = merge_batch_sql(defn, tenant="x'); drop table t; --")
+    literal = "'x\\'); drop table t; --'"
+    assert f"{literal} as tenant_id" in sql
+    assert f"on t.`sku` = s.`sku` and t.tenant_id = {literal} when matched" in sql
+    assert f"when not matched by source and t.tenant_id = {literal} then delete" in sql
+    assert "when _rn = 2 then raise_error('jammi-batch-check:duplicate_key')" in sql
+    assert "when matched and s._is_delete" not in sql
+    assert "when matched and not s._is_delete and true and not (s.`price` <=> t.`price`" in sql
+
+
+def test_merge_batch_with_tenant_from_matches_each_rows_own_tenant():
+    defn = definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org")
+    sql = merge_batch_sql(defn)
+    assert "cast(`org` as string) as tenant_id" in sql
+    assert "on t.tenant_id <=> s.tenant_id and t.`sku` = s.`sku` when matched" in sql
+    assert "partition by tenant_id, `sku` order by `sku`" in sql
+
+
+def test_merge_batch_key_only_table_inserts_only():
+    sql = merge_batch_sql(definition({"a": "int", "b": "string"}, primary_key=["a", "b"]))
+    assert "update set" not in sql
+    assert "when `a` is null or `b` is null then raise_error" in sql
+    assert "then insert (`a`, `b`, tenant_id)" in sql
 
 
 def change_set_sql(defn: dict, target: Optional[str] = "analytics.prices", tenant=None) -> str:
@@ -245,6 +318,8 @@ def statements_for_parsing() -> dict[str, str]:
     out = {}
     for name, defn in scenarios.items():
         out[f"merge_{name}"] = merge_sql(defn)
+        if defn["history"] != "scd2":
+            out[f"merge_batch_{name}"] = merge_batch_sql(defn, tenant="o'brien")
         if defn["history"] != "scd2":
             out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
             out[f"write_{name}"] = render(

@@ -14,7 +14,7 @@ commits from the same snapshot that touch the same files, at most one succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi import mutable
@@ -40,9 +40,43 @@ NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
+# The batch-sourced MERGE (merge_batch.sql) checks each batch row on its way in: a bad row
+# raises an error carrying this marker and the batch check's kind (checks.sql's kinds).
+BATCH_CHECK_MARKER = "jammi-batch-check:"
+BATCH_CHECK_KINDS = ("null_key", "null_version", "duplicate_key", "duplicate_version")
+
 
 class MergeConflict(mutable.MutableRunError):
     """Concurrent runs kept committing first: this run's MERGE was refused every time."""
+
+
+def batch_check_marker(kind: str) -> str:
+    if kind not in BATCH_CHECK_KINDS:
+        raise ValueError(f"unknown batch check {kind!r}")
+    return BATCH_CHECK_MARKER + kind
+
+
+def failed_batch_check(message: str) -> Optional[str]:
+    """The batch check a failed MERGE raised (its kind), or None."""
+    at = message.find(BATCH_CHECK_MARKER)
+    if at < 0:
+        return None
+    rest = message[at + len(BATCH_CHECK_MARKER) :]
+    return next((kind for kind in BATCH_CHECK_KINDS if rest.startswith(kind)), None)
+
+
+def merges_batch(definition: Mapping[str, Any]) -> bool:
+    """Whether a Delta table's run can MERGE the batch itself (merge_batch.sql) instead of
+    a change set planned beforehand: the per-key decisions fit the MERGE's clauses. Not for
+    scd2 histories (intervals are split and closed), TTL (expired rows join the set),
+    merge functions with a version column (a key's newer batch rows combine first) or
+    unique indexes (the next state is checked before the MERGE)."""
+    return (
+        definition.get("history", "none") == "none"
+        and not definition.get("ttl_ms")
+        and not (definition.get("merge_functions") and definition.get("version_column"))
+        and not any(index.get("unique") for index in definition.get("indexes") or [])
+    )
 
 
 def is_delta_conflict(message: str) -> bool:
@@ -70,16 +104,28 @@ def merge_counts(rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
     return change_counts(inserted, updated, deleted)
 
 
+class BatchRejected(Exception):
+    """A batch-sourced MERGE stopped at a row that fails a batch check (``kind``)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
 def commit_merge(
     run_sql: RunSql, merge_sql: str, model_name: str, last_attempt: bool
 ) -> Optional[Sequence[Sequence[Any]]]:
     """Run the MERGE. Its result rows when it committed; None when Delta refused it for a
     concurrent commit and the caller may re-plan; ``MergeConflict`` when that was the
-    last attempt. Any other error is raised as it is."""
+    last attempt; ``BatchRejected`` when a batch check stopped it (nothing committed).
+    Any other error is raised as it is."""
     try:
         rows = run_sql(merge_sql)
     except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
         message = str(exc)
+        kind = failed_batch_check(message)
+        if kind is not None:
+            raise BatchRejected(kind) from exc
         if not is_delta_conflict(message):
             raise
         if last_attempt:

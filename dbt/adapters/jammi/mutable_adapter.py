@@ -306,12 +306,22 @@ class MutableTableAdapterMixin(StatementsMixin):
         self, merge_sql: str, model_name: str, last_attempt: bool
     ) -> dict[str, Any]:
         """The MERGE applier's commit (``merge_commit``): ``committed`` False when Delta
-        refused it for a concurrent commit and the run re-plans; ``counts`` what the
-        committed MERGE reports it changed (Delta's result row)."""
-        rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+        refused it for a concurrent commit and the run re-plans, or when a batch check
+        stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
+        the check's samples and fails); ``counts`` what the committed MERGE changed."""
+        try:
+            rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+        except merge_commit.BatchRejected as rejected:
+            return {"committed": False, "counts": None, "rejected": rejected.kind}
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
+
+    @available
+    def mutable_merges_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether an existing table's run MERGEs the batch itself, its checks and the
+        planner's rules in the MERGE (merge_batch.sql; Delta returns the counts)."""
+        return file_format == "delta" and merge_commit.merges_batch(definition)
 
     @available
     def mutable_counts_from_merge(self, file_format: str, definition: dict[str, Any]) -> bool:
@@ -321,6 +331,10 @@ class MutableTableAdapterMixin(StatementsMixin):
         checked before the MERGE, so they keep the count."""
         has_unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
         return file_format == "delta" and not has_unique_index
+
+    @available
+    def mutable_batch_check_marker(self, kind: str) -> str:
+        return merge_commit.batch_check_marker(kind)
 
     @available
     def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from tests.functional.mutable_table.util import (
     location,
     registry_rows,
     run,
+    session_views,
     stored_definition,
     table_exists,
     table_rows,
@@ -52,6 +53,18 @@ NULL_KEY = """
 select * from values (1, 'a'), (cast(null as int), 'nobody') as t(id, label)
 """
 
+# bad batches into a table that exists: on Delta the MERGE itself checks the batch
+EXISTING = """
+{{ config(materialized='mutable_table', primary_key=['id']) }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %} (1, 'a'), (2, 'b')
+{% elif b == 2 %} (1, 'a2'), (3, 'c'), (3, 'c again')
+{% else %} (2, 'b2'), (cast(null as int), 'nobody')
+{% endif %}
+as t(id, label)
+"""
+
 PARTIAL = """
 {{ config(materialized='mutable_table', primary_key=['id'], partial_updates=true) }}
 {% set b = var('batch', 1) %}
@@ -82,6 +95,7 @@ class TestMutableUpsert(MutableProjectBase):
             "versioned.sql": VERSIONED,
             "dupes.sql": DUPES,
             "null_key.sql": NULL_KEY,
+            "existing.sql": EXISTING,
             "partial.sql": PARTIAL,
             "snapshot.sql": SNAPSHOT,
         }
@@ -146,6 +160,19 @@ class TestMutableUpsert(MutableProjectBase):
         message = result.results[0].message
         assert "NULL primary key" in message and "nobody" in message
         assert not table_exists(project, "null_key")
+
+    def test_bad_batches_into_an_existing_table_write_nothing(self, project):
+        run(project, "existing", {"batch": 1})
+        stored = [(1, "a"), (2, "b")]
+        result = run(project, "existing", {"batch": 2}, expect_pass=False)
+        message = result.results[0].message
+        assert "several rows for the same key" in message and "id=3" in message
+        assert "Fix:" in message
+        result = run(project, "existing", {"batch": 3}, expect_pass=False)
+        message = result.results[0].message
+        assert "NULL primary key" in message and "nobody" in message
+        assert table_rows(project, "existing", "id, label") == stored
+        assert not [v for v in session_views(project) if v.startswith("existing__jammi")]
 
     def test_partial_updates(self, project):
         run(project, "partial", {"batch": 1})

@@ -21,14 +21,15 @@
 
 {#-- Stamped with its owner, so that only a run that is provably gone has its staging
      table removed by another run (adapter.mutable_drop_abandoned_leftovers). --#}
-{% macro get_create_staging_table_sql(staging_relation, select_relation) -%}
+{% macro get_create_staging_table_sql(staging_relation, select_sql) -%}
   create table {{ staging_relation }} using parquet
   tblproperties (
     {%- for key, value in adapter.mutable_holder_properties().items() %}
     {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }}{{ ',' if not loop.last }}
     {%- endfor %}
   )
-  as select * from {{ select_relation }}
+  as
+  {{ select_sql }}
 {%- endmacro %}
 
 
@@ -145,8 +146,8 @@
 {%- endmacro %}
 
 
-{#-- What is stored for an existing mutable table: its properties, format and (for the
-     rewrite formats) the version directory it points at. --#}
+{#-- What is stored for an existing mutable table: its properties, format, columns and
+     (for the rewrite formats) the version directory it points at. --#}
 {#-- `subject`: who names the table in an error (default: the model being run; an
      operation passes its own). --#}
 {% macro fetch_mutable_table_state(relation, subject=none) -%}
@@ -155,7 +156,9 @@
     {%- do exceptions.raise_compiler_error((subject or ("mutable_table '" ~ model.name ~ "'")) ~ ": " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: " ~ ("name a mutable_table" if subject else "drop it, or rename the model")) -%}
   {%- endif -%}
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
-  {%- set location = none if adapter.uses_merge(file_format) else fetch_table_location(relation) -%}
+  {#-- one statement gives the columns and the location --#}
+  {%- set described = run_query('describe table extended ' ~ relation) -%}
+  {%- set location = none if adapter.uses_merge(file_format) else adapter.mutable_location(described) -%}
   {%- if location -%}
     {#-- this connection may still hold the table resolved at an older version (another
          connection committed since, or this run re-plans after losing its commit): read
@@ -170,7 +173,8 @@
     {%- set definition = fetch_registered_mutable_definition(relation) -%}
   {%- endif -%}
   {{ return({'properties': properties, 'file_format': file_format, 'location': location,
-             'definition': definition, 'property_stale': property_stale}) }}
+             'definition': definition, 'property_stale': property_stale,
+             'columns': adapter.columns_from_describe(relation, described)}) }}
 {%- endmacro %}
 
 

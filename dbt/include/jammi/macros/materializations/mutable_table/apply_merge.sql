@@ -49,10 +49,11 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
      commit because a concurrent run committed first (nothing of this run written; the
      materialization re-plans against the new snapshot), an error naming the model on the
      last attempt; counts what the MERGE reports it changed (merge_commit.py). --#}
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true) -%}
+{#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's. --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
-  {%- set merge_sql = get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
+  {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
   {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt)) }}
 {%- endmacro %}

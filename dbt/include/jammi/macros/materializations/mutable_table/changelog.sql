@@ -48,6 +48,17 @@
 {%- endmacro %}
 
 
+{#-- Whether apply_changelog_preparation would write (register the topic, start or stop
+     the changelog on the table's properties) for an existing table's `state`. --#}
+{% macro changelog_preparation_writes(definition, state, topic) -%}
+  {%- set since = state.properties.get('jammi.changelog_since') -%}
+  {%- if definition.get('changelog') -%}
+    {{ return(topic is none or since is none) }}
+  {%- endif -%}
+  {{ return(since is not none) }}
+{%- endmacro %}
+
+
 {#-- Register the changelog topic unless `topic` (check_changelog_definition's) is
      given, and record the first version it publishes. Sets the run-only
      definition.changelog_topic: {backing, location, file_format, since}. A table whose

@@ -56,9 +56,45 @@
 {%- endmacro %}
 
 
+{#-- Which key rules the batch breaks, in one pass over one evaluation of the batch: one
+     row of flags (null_key, null_version, duplicate), each true when some row breaks it.
+     A duplicate is a key's second row (without a version column) or a second row at the
+     key's highest version. The samples are read only when a flag is set. --#}
+{% macro get_batch_check_flags_sql(definition, batch_relation, tenant) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set key = mutable_batch_key(definition) -%}
+  {%- set version = definition.version_column -%}
+  select
+    coalesce(max({% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
+    coalesce(max({{ (q(version) ~ ' is null') if version else 'false' }}), false) as null_version,
+    coalesce(max(_rn = 2{{ (' and _version_above = ' ~ q(version)) if version }}), false) as duplicate
+  from (
+    select *,
+      row_number() over batch_key as _rn
+      {%- if version %},
+      lag({{ q(version) }}) over batch_key as _version_above
+      {%- endif %}
+    from (select {{ mutable_tenant_expr(definition, tenant) }} as _tenant_id, * from {{ batch_relation }}) as stamped
+    window batch_key as (partition by _tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+      order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+  ) as ranked
+{%- endmacro %}
+
+
 {#-- Fail the run (nothing written yet, the batch view dropped) if the batch breaks a key
-     rule. --#}
+     rule: one query tells whether it does; only then are the samples of the broken rule
+     read for the error message. --#}
 {% macro apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {%- set flags = run_query(get_batch_check_flags_sql(definition, batch_relation, tenant)).rows[0] -%}
+  {%- if flags[0] or flags[1] or flags[2] -%}
+    {%- do raise_mutable_batch_error(definition, batch_relation, tenant) -%}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{#-- The error of a batch that breaks a key rule, with up to 5 sample rows of the first
+     rule broken; the batch view is dropped first. Raises in any case. --#}
+{% macro raise_mutable_batch_error(definition, batch_relation, tenant, kind=none) -%}
   {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_relation)) -%}
   {%- if nulls.rows | length > 0 -%}
     {%- do drop_mutable_run_relations([batch_relation]) -%}
@@ -72,11 +108,10 @@
     {%- endif -%}
   {%- endif -%}
   {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_relation, tenant)) -%}
-  {%- if duplicates.rows | length > 0 -%}
-    {%- set kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
-    {%- do drop_mutable_run_relations([batch_relation]) -%}
-    {%- do adapter.mutable_batch_error(model.name, kind, duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
-  {%- endif -%}
+  {%- set duplicate_kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
+  {%- do drop_mutable_run_relations([batch_relation]) -%}
+  {#-- without samples (the model's output changed between two reads): the kind alone --#}
+  {%- do adapter.mutable_batch_error(model.name, duplicate_kind if duplicates.rows | length > 0 else (kind or duplicate_kind), duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
 {%- endmacro %}
 
 

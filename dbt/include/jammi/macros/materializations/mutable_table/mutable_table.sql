@@ -34,7 +34,7 @@
     {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
     {%- set new_columns = [] -%}
   {%- else -%}
-    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, adapter.get_columns_in_relation(existing_relation), state.definition, state.file_format, adapter.mutable_requested_file_format(model)) -%}
+    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, state.columns, state.definition, state.file_format, adapter.mutable_requested_file_format(model)) -%}
     {%- set definition = reconciled.definition -%}
     {%- set file_format = state.file_format -%}
     {%- set new_columns = reconciled.new_columns -%}
@@ -43,7 +43,14 @@
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
   {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
-  {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {#-- a batch-sourced MERGE checks the batch in its own pass, when nothing before it
+       writes (merge_batch.sql); every other run checks it here --#}
+  {%- set checks_in_merge = state is not none and not rebuild and not new_columns
+        and adapter.mutable_merges_batch(file_format, definition)
+        and not changelog_preparation_writes(definition, state, changelog_topic) -%}
+  {%- if not checks_in_merge -%}
+    {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
   {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
 
@@ -109,11 +116,15 @@
   {%- do apply_changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
-  {%- set change_set_view = mutable_temp_relation(target_relation, 'change_set') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set_view, get_change_set_sql(definition, batch_relation, plan_target, tenant, not use_merge))) -%}
+  {%- if use_merge and state is not none and adapter.mutable_merges_batch(file_format, definition) -%}
+    {{ return(apply_merge_batch(definition, batch_relation, target_relation, tenant, fail_at, last_attempt)) }}
+  {%- endif -%}
+  {%- set change_set_sql = get_change_set_sql(definition, batch_relation, plan_target, tenant, not use_merge) -%}
   {%- if use_merge -%}
     {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
-    {%- set change_set_relation = change_set_view -%}
+    {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') -%}
+    {%- do run_query(get_create_temp_view_sql(change_set_relation, change_set_sql)) -%}
+    {%- set run_relations = [change_set_relation, batch_relation] -%}
   {%- else -%}
     {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
          Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
@@ -123,9 +134,9 @@
       {#-- the staging name carries this run's id: only an earlier attempt made one --#}
       {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
     {%- endif -%}
-    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_view)) -%}
+    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_sql)) -%}
+    {%- set run_relations = [change_set_relation, batch_relation] -%}
   {%- endif -%}
-  {%- set run_relations = [change_set_view, batch_relation] if use_merge else [change_set_relation, change_set_view, batch_relation] -%}
   {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
   {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
        inside the MERGE (a MERGE with nothing to change commits nothing) --#}
@@ -144,15 +155,23 @@
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
   {%- endif -%}
-  {%- if definition.get('changelog_topic') and outcome.committed and (use_merge or outcome.location) -%}
+  {%- if outcome.committed and (use_merge or outcome.location) -%}
+    {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
+  {%- endif -%}
+  {{ return(outcome) }}
+{%- endmacro %}
+
+
+{#-- After a commit: the committed version to the table's changelog (changelog: true). --#}
+{% macro publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
+  {%- if definition.get('changelog_topic') -%}
     {%- if fail_at == 'changelog' -%}
       {#-- test hook: the run stops between the table commit and the changelog publish --#}
-      {%- do drop_mutable_run_relations(run_relations) -%}
+      {%- do drop_mutable_run_relations(outcome.run_relations) -%}
       {%- do run_query(mutable_failure_sql(fail_at)) -%}
     {%- endif -%}
     {%- do apply_changelog_publish(definition, target_relation, outcome.location) -%}
   {%- endif -%}
-  {{ return(outcome) }}
 {%- endmacro %}
 
 

@@ -1,0 +1,136 @@
+{#-- The MERGE applier's batch-sourced plan (Delta, history: none; the cases
+     adapter.mutable_merges_batch() accepts). The batch itself -- one row per key, checked
+     in the same pass -- is the MERGE's source, and the planner's per-key decisions are the
+     MERGE's own clauses: the tenant scope in its ON condition, the version rule and the
+     no-op test in WHEN MATCHED AND ..., the hard deletes in WHEN NOT MATCHED BY SOURCE.
+     Delta then joins the batch with the table once per pass and changes only rows with
+     real changes (with deletion vectors on, only those rows are written).
+
+     The same decisions as the change-set planner (change_set.sql, SPEC section 4):
+       - a key's batch row with the highest version_column wins; with a version column a
+         stored key changes only for a greater version;
+       - delete_when deletes a stored key; an update that changes no value is left alone;
+       - hard_deletes: delete deletes the stored keys of the run's scope absent from the
+         batch; rows outside the scope never match and are never deleted.
+
+     The batch checks (checks.sql) run inside the MERGE: a row with a NULL key or version,
+     or a key that appears twice (at its highest version), raises an error marked
+     'jammi-batch-check:<kind>' and the MERGE aborts before it commits, so nothing is
+     written; the run then reads the checks' samples for its error message. --#}
+
+{% macro get_merge_batch_sql(definition, target_relation, batch_relation, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set version = definition.version_column -%}
+{%- set merge_functions = definition.get('merge_functions') or {} -%}
+{%- set newer -%}
+  {%- if version -%}coalesce(s.{{ q(version) }} > t.{{ q(version) }}, t.{{ q(version) }} is null){%- else -%}true{%- endif -%}
+{%- endset -%}
+{%- set new_value = {} -%}
+{%- for c in definition.value_columns -%}
+  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 't.' ~ q(c), definition.partial_updates)}) -%}
+{%- endfor -%}
+merge into {{ target_relation }} as t
+using (
+  {{ get_merge_batch_source_sql(definition, batch_relation, tenant) }}
+) as s
+on {{ mutable_merge_batch_key_match(definition, tenant) }}
+{%- if definition.delete_when %}
+when matched and s._is_delete and {{ newer }} then delete
+{%- endif %}
+{%- if definition.value_columns %}
+when matched and not s._is_delete and {{ newer }}
+  and not ({% for c in definition.value_columns %}{{ new_value[c] }} <=> t.{{ q(c) }}{{ ' and ' if not loop.last }}{% endfor %}) then update set
+  {%- for c in definition.value_columns %}
+  t.{{ q(c) }} = {{ new_value[c] }}{{ ',' if not loop.last }}
+  {%- endfor %}
+{%- endif %}
+when not matched and not s._is_delete then insert (
+  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
+values (
+  {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
+{%- if definition.hard_deletes == 'delete' %}
+when not matched by source and {{ mutable_target_scope_clause(definition, tenant, 't') }} then delete
+{%- endif %}
+{%- endmacro %}
+
+
+{#-- The batch as the MERGE reads it: the storage columns (cast; columns the batch lacks
+     are NULL), tenant_id stamped, _is_delete; one row per key (its highest version), and
+     every row checked on the way (see above). One window, one shuffle of the batch. --#}
+{% macro get_merge_batch_source_sql(definition, batch_relation, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set key = definition.storage_key -%}
+{%- set version = definition.version_column -%}
+{%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
+select * from (
+  select *,
+    row_number() over batch_key as _rn
+    {%- if version %},
+    lag({{ q(version) }}) over batch_key as _version_above
+    {%- endif %}
+  from (
+    select
+      {%- for c in definition.storage_columns %}
+      {%- if c[0] in batch_columns %}
+      cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
+      {%- else %}
+      cast(null as {{ c[1] }}) as {{ q(c[0]) }},
+      {%- endif %}
+      {%- endfor %}
+      {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
+      {%- if definition.delete_when %}
+      coalesce(({{ definition.delete_when }}), false) as _is_delete
+      {%- else %}
+      false as _is_delete
+      {%- endif %}
+    from {{ batch_relation }}
+  ) as stamped
+  window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
+    order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+) as ranked
+where case
+  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
+  {%- if version %}
+  when {{ q(version) }} is null then {{ mutable_batch_check_error('null_version') }}
+  when _rn = 2 and _version_above = {{ q(version) }} then {{ mutable_batch_check_error('duplicate_version') }}
+  {%- else %}
+  when _rn = 2 then {{ mutable_batch_check_error('duplicate_key') }}
+  {%- endif %}
+  else _rn = 1
+end
+{%- endmacro %}
+
+
+{#-- The MERGE's ON condition. Unless an unbound tenant_from run stamps each row with its
+     own tenant, every batch row has the run's one tenant: the key alone matches, within
+     the run's scope (no NULL-safe tenant comparison in the join, and the batch's window
+     partitions by the key alone). --#}
+{% macro mutable_merge_batch_key_match(definition, tenant) -%}
+  {%- if definition.tenant_from and tenant is none -%}
+    {{ mutable_key_match_clause(definition, 't', 's') }}
+  {%- else -%}
+    {%- for k in definition.storage_key %}t.{{ adapter.quote_column(k) }} = s.{{ adapter.quote_column(k) }} and {% endfor %}{{ mutable_target_scope_clause(definition, tenant, 't') }}
+  {%- endif -%}
+{%- endmacro %}
+
+
+{% macro mutable_batch_check_error(kind) -%}
+  raise_error({{ adapter.sql_string(adapter.mutable_batch_check_marker(kind)) }})
+{%- endmacro %}
+
+
+{#-- Apply the batch to an existing Delta table with one batch-sourced MERGE. Returns
+     what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
+     the run with the check's samples (nothing was written). --#}
+{% macro apply_merge_batch(definition, batch_relation, target_relation, tenant, fail_at, last_attempt) -%}
+  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_relation, tenant) -%}
+  {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
+  {%- if merged.get('rejected') -%}
+    {%- do raise_mutable_batch_error(definition, batch_relation, tenant, merged.rejected) -%}
+  {%- endif -%}
+  {%- set outcome = {'committed': merged.committed, 'counts': merged.counts, 'run_relations': [batch_relation], 'location': none} -%}
+  {%- if merged.committed -%}
+    {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
+  {%- endif -%}
+  {{ return(outcome) }}
+{%- endmacro %}
