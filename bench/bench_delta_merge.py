@@ -12,6 +12,7 @@ dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key:
                (snapshot and CDC feeds do this: dbt-spark rewrites those rows)
   all          every key changes (not by default; --rows 10 --shapes all measures the
                fixed cost of a run: a 10-row batch into a 10-row table)
+  noop         1% of the keys, every row repeating the stored values (not by default)
 
 Each shape has its own pair of tables, built from the same N rows. Each of four rounds
 writes a fresh batch table, reads it once (so neither side pays for the first read of
@@ -82,6 +83,8 @@ def batch_sql(shape: str, rows: int, round_no: int) -> str:
     """The batch of one round: the keys of `shape`, with new values for round_no."""
     if shape == "1pct":
         return f"select id, {changed_row(round_no)} from range({rows}) where id % 100 = 0"
+    if shape == "noop":
+        return f"select id, {BASE_ROW}, 1000 as updated_ms from range({rows}) where id % 100 = 0"
     if shape == "all":
         return f"select id, {changed_row(round_no)} from range({rows})"
     if shape == "100keys":
@@ -92,7 +95,13 @@ def batch_sql(shape: str, rows: int, round_no: int) -> str:
         select id, {BASE_ROW}, 1000 as updated_ms from range({rows}) where id % 200 = 100"""
 
 
-SHAPE_GOAL = {"1pct": "<= 1.0x", "100keys": "<= 1.0x", "half_repeat": "<= 0.8x", "all": "<= 1.5x"}
+SHAPE_GOAL = {
+    "1pct": "<= 1.0x",
+    "100keys": "<= 1.0x",
+    "half_repeat": "<= 0.8x",
+    "all": "<= 1.5x",
+    "noop": "writes nothing",
+}
 DEFAULT_SHAPES = "1pct,100keys,half_repeat"
 DELETION_VECTORS = "set tblproperties ('delta.enableDeletionVectors' = 'true')"
 
