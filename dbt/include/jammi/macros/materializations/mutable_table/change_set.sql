@@ -55,6 +55,30 @@
 {%- endmacro %}
 
 
+{#-- The batch in the storage schema: every storage column cast to its type (NULL where
+     the batch lacks it), tenant_id stamped (mutable_tenant_expr), and `delete_column`
+     telling whether delete_when deletes the row's key. --#}
+{% macro mutable_stamped_batch_sql(definition, source_relation, tenant, delete_column) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
+  select
+    {%- for c in definition.storage_columns %}
+    {%- if c[0] in batch_columns %}
+    cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
+    {%- else %}
+    cast(null as {{ c[1] }}) as {{ q(c[0]) }},
+    {%- endif %}
+    {%- endfor %}
+    {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
+    {%- if definition.delete_when %}
+    coalesce(({{ definition.delete_when }}), false) as {{ delete_column }}
+    {%- else %}
+    false as {{ delete_column }}
+    {%- endif %}
+  from {{ source_relation }}
+{%- endmacro %}
+
+
 {#-- a.tenant_id <=> b.tenant_id and a.k = b.k ... over the storage key --#}
 {% macro mutable_key_match_clause(definition, left, right) -%}
   {{ left }}.tenant_id <=> {{ right }}.tenant_id
@@ -81,7 +105,6 @@
 {%- set q = adapter.quote_column -%}
 {%- set key = definition.storage_key -%}
 {%- set values = definition.value_columns -%}
-{%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
 {%- set version = definition.version_column -%}
 {%- set full_outer = definition.hard_deletes == 'delete' -%}
 {%- set newer -%}
@@ -111,21 +134,7 @@
 with
 
 batch as (
-  select
-    {%- for c in definition.storage_columns %}
-    {%- if c[0] in batch_columns %}
-    cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
-    {%- else %}
-    cast(null as {{ c[1] }}) as {{ q(c[0]) }},
-    {%- endif %}
-    {%- endfor %}
-    {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
-    {%- if definition.delete_when %}
-    coalesce(({{ definition.delete_when }}), false) as is_delete
-    {%- else %}
-    false as is_delete
-    {%- endif %}
-  from {{ source_relation }}
+  {{ mutable_stamped_batch_sql(definition, source_relation, tenant, 'is_delete') }}
 ),
 
 latest as (

@@ -61,7 +61,6 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- set q = adapter.quote_column -%}
 {%- set key = definition.storage_key -%}
 {%- set version = definition.version_column -%}
-{%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
 select * from (
   select *,
     row_number() over batch_key as _rn
@@ -69,21 +68,7 @@ select * from (
     lag({{ q(version) }}) over batch_key as _version_above
     {%- endif %}
   from (
-    select
-      {%- for c in definition.storage_columns %}
-      {%- if c[0] in batch_columns %}
-      cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
-      {%- else %}
-      cast(null as {{ c[1] }}) as {{ q(c[0]) }},
-      {%- endif %}
-      {%- endfor %}
-      {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
-      {%- if definition.delete_when %}
-      coalesce(({{ definition.delete_when }}), false) as _is_delete
-      {%- else %}
-      false as _is_delete
-      {%- endif %}
-    from {{ batch_relation }}
+    {{ mutable_stamped_batch_sql(definition, batch_relation, tenant, '_is_delete') }}
   ) as stamped
   window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
     order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
