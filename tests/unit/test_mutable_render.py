@@ -125,11 +125,8 @@ def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
     assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
 
 
-def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
-    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
-
-
-def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
+def versioned_partial_definition() -> dict:
+    """Version rule, partial updates and delete_when, with every column in the batch."""
     defn = definition(
         PRICES,
         primary_key=["sku"],
@@ -138,6 +135,15 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
         delete_when="label = 'gone'",
     )
     defn["batch_columns"] = ["sku", "price", "label", "v"]
+    return defn
+
+
+def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
+    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
+
+
+def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
+    defn = versioned_partial_definition()
     sql = merge_batch_sql(defn)
     # the batch is the source: no change set, no join with the table before the MERGE
     assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
@@ -198,14 +204,7 @@ def change_set_sql(defn: dict, target: Optional[str] = "analytics.prices", tenan
 
 
 def test_change_set_version_rule_partial_updates_and_delete_when():
-    defn = definition(
-        PRICES,
-        primary_key=["sku"],
-        version_column="v",
-        partial_updates=True,
-        delete_when="label = 'gone'",
-    )
-    defn["batch_columns"] = ["sku", "price", "label", "v"]
+    defn = versioned_partial_definition()
     sql = change_set_sql(defn)
     assert "order by `v` desc" in sql
     assert "coalesce(s_v > t_v, t_v is null)" in sql

@@ -128,12 +128,6 @@
 {%- endmacro %}
 
 
-{% macro fetch_table_location(relation) -%}
-  {%- set rows = run_query('describe table extended ' ~ relation) -%}
-  {{ return(adapter.mutable_location(rows)) }}
-{%- endmacro %}
-
-
 {#-- The (name, type) columns a query outputs, from Spark's analyzer: nothing is created. --#}
 {% macro fetch_query_columns(select_sql) -%}
   {{ return(adapter.mutable_query_columns(run_query('describe query ' ~ select_sql))) }}

@@ -56,27 +56,48 @@
 {%- endmacro %}
 
 
+{#-- The batch ranked within each key: `_rn`, a row's place among its key's rows (highest
+     version first), and with a version column `_version_above`, the version of the row
+     ranked above it. `stamped_sql` outputs tenant_id; a key's rows are split by tenant
+     only where tenants differ within the run (an unbound tenant_from run). One window:
+     one shuffle of the batch. --#}
+{% macro mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set version = definition.version_column -%}
+  select *,
+    row_number() over batch_key as _rn
+    {%- if version %},
+    lag({{ q(version) }}) over batch_key as _version_above
+    {%- endif %}
+  from (
+    {{ stamped_sql }}
+  ) as stamped
+  window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
+    order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+{%- endmacro %}
+
+
+{#-- True for a ranked row (mutable_ranked_batch_sql) that duplicates its key: a key's
+     second row (no version column), or a second row at the key's highest version. --#}
+{% macro mutable_duplicate_row_predicate(definition) -%}
+  _rn = 2{% if definition.version_column %} and _version_above = {{ adapter.quote_column(definition.version_column) }}{% endif %}
+{%- endmacro %}
+
+
 {#-- Which key rules the batch breaks, in one pass over one evaluation of the batch: one
      row of flags (null_key, null_version, duplicate), each true when some row breaks it.
-     A duplicate is a key's second row (without a version column) or a second row at the
-     key's highest version. The samples are read only when a flag is set. --#}
+     The samples are read only when a flag is set. --#}
 {% macro get_batch_check_flags_sql(definition, batch_relation, tenant) -%}
   {%- set q = adapter.quote_column -%}
   {%- set key = mutable_batch_key(definition) -%}
   {%- set version = definition.version_column -%}
+  {%- set stamped_sql = 'select ' ~ mutable_tenant_expr(definition, tenant) ~ ' as tenant_id, * from ' ~ batch_relation -%}
   select
     coalesce(max({% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
     coalesce(max({{ (q(version) ~ ' is null') if version else 'false' }}), false) as null_version,
-    coalesce(max(_rn = 2{{ (' and _version_above = ' ~ q(version)) if version }}), false) as duplicate
+    coalesce(max({{ mutable_duplicate_row_predicate(definition) }}), false) as duplicate
   from (
-    select *,
-      row_number() over batch_key as _rn
-      {%- if version %},
-      lag({{ q(version) }}) over batch_key as _version_above
-      {%- endif %}
-    from (select {{ mutable_tenant_expr(definition, tenant) }} as _tenant_id, * from {{ batch_relation }}) as stamped
-    window batch_key as (partition by _tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
-      order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+    {{ mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) }}
   ) as ranked
 {%- endmacro %}
 

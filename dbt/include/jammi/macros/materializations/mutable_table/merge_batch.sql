@@ -62,25 +62,14 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- set key = definition.storage_key -%}
 {%- set version = definition.version_column -%}
 select * from (
-  select *,
-    row_number() over batch_key as _rn
-    {%- if version %},
-    lag({{ q(version) }}) over batch_key as _version_above
-    {%- endif %}
-  from (
-    {{ mutable_stamped_batch_sql(definition, batch_relation, tenant, '_is_delete') }}
-  ) as stamped
-  window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
-    order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+  {{ mutable_ranked_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_relation, tenant, '_is_delete'), key, tenant) }}
 ) as ranked
 where case
   when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
   {%- if version %}
   when {{ q(version) }} is null then {{ mutable_batch_check_error('null_version') }}
-  when _rn = 2 and _version_above = {{ q(version) }} then {{ mutable_batch_check_error('duplicate_version') }}
-  {%- else %}
-  when _rn = 2 then {{ mutable_batch_check_error('duplicate_key') }}
   {%- endif %}
+  when {{ mutable_duplicate_row_predicate(definition) }} then {{ mutable_batch_check_error('duplicate_version' if version else 'duplicate_key') }}
   else _rn = 1
 end
 {%- endmacro %}
