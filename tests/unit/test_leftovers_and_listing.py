@@ -10,6 +10,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi import leftovers
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
+from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.ownership import Holder, abandoned, holder_properties, this_holder
 
 DAY_MS = 86_400_000
@@ -88,3 +89,48 @@ def test_a_missing_schema_lists_empty_and_endless_vanishing_is_an_error():
 def test_other_errors_go_to_dbt_sparks_fallbacks():
     list_once, _ = _failing(["SHOW TABLE EXTENDED is not supported for v2 tables"])
     assert list_relations_retrying_vanished(list_once, lambda: ["v2"], "analytics") == ["v2"]
+
+
+class _Relation:
+    def __init__(self, schema: str, identifier: str) -> None:
+        self.database, self.schema, self.identifier = None, schema, identifier
+
+
+class _Cache:
+    """dbt's relation cache: the schemas it listed, and their relations."""
+
+    def __init__(self, listed: dict[str, list[str]]) -> None:
+        self.listed = listed
+
+    def __contains__(self, key: tuple) -> bool:
+        return key[1] in self.listed
+
+    def get_relations(self, database, schema):
+        return [_Relation(schema, name) for name in self.listed.get(schema, [])]
+
+
+class _Adapter(MutableTableAdapterMixin):
+    def __init__(self, cache: _Cache) -> None:
+        self.cache = cache
+        self.statements: list[str] = []
+
+    def _run_sql(self, sql: str):
+        self.statements.append(sql)
+        return []
+
+
+@pytest.mark.parametrize(
+    "listed, lists",
+    [
+        ({"s": ["orders", "orders_daily", "other__jammi_changes_x"]}, False),
+        ({"s": ["orders", "ORDERS__jammi_claim_v0000000003_0"]}, True),
+        ({"s": ["orders", "orders__jammi_changes_abc"]}, True),
+        ({"elsewhere": []}, True),  # the schema was not listed: the run lists it itself
+    ],
+)
+def test_the_leftover_sweep_lists_the_schema_only_when_leftovers_may_be_there(listed, lists):
+    adapter = _Adapter(_Cache(listed))
+    adapter.mutable_drop_abandoned_leftovers(_Relation("s", "orders"), None, "run1")
+    assert bool(adapter.statements) is lists
+    if lists:
+        assert adapter.statements == ["show tables in s like 'orders__jammi_*'"]

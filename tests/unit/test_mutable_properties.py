@@ -88,3 +88,52 @@ def test_unreadable_definitions_are_none_not_a_crash():
     assert mutable.stored_definition({}) is None
     assert mutable.parse_definition("hex:zz") is None
     assert mutable.parse_definition(None) is None
+
+
+def _describe_rows(shown: dict[str, str], separator: str) -> list[tuple[str, str]]:
+    """DESCRIBE TABLE EXTENDED's rows as Spark prints them: properties sorted by key in
+    one ``Table Properties`` row (``, `` between pairs; Delta's tables ``,``)."""
+    pairs = separator.join(f"{k}={v}" for k, v in sorted(shown.items()))
+    return [
+        ("id", "bigint"),
+        ("", ""),
+        ("Location", "file:/w/t"),
+        ("Table Properties", f"[{pairs}]"),
+    ]
+
+
+@pytest.mark.parametrize("separator", [", ", ","])
+def test_the_describe_row_gives_the_properties_a_run_reads(separator):
+    """One DESCRIBE TABLE EXTENDED gives columns, location and the jammi.* properties;
+    other properties, even with commas, brackets and '=' in their values, do not get in
+    the way, and a redacted one is skipped."""
+    definition = MutableTableDefinition.from_config(
+        "accounts", SCHEMA, {"primary_key": ["id"], "delete_when": "password = 'x'"}
+    ).to_dict()
+    shown = _shown_properties(_properties_clause(definition), REDACTION_REGEXES[0])
+    shown.update({"comment": "a, b=c] d", "api_secret": REDACTED, "jammi.changelog_since": "4"})
+    properties = mutable.describe_properties(_describe_rows(shown, separator))
+    assert set(properties) == {
+        "jammi.kind",
+        "jammi.file_format",
+        "jammi.version",
+        "jammi.definition",
+        "jammi.changelog_since",
+    }
+    assert properties["jammi.kind"] == "mutable_table"
+    assert properties["jammi.file_format"] == "parquet"
+    assert properties["jammi.version"] == "3"
+    assert properties["jammi.changelog_since"] == "4"
+    assert mutable.stored_definition(properties)["delete_when"] == "password = 'x'"
+
+
+def test_a_plain_json_definition_in_the_describe_row_sends_the_run_to_the_registry():
+    """A definition written before the hex encoding holds commas: cut there, it does not
+    parse, and the run reads the registry (as it does for a redacted one)."""
+    plain = json.dumps({"table_id": "t", "primary_key": ["id"]})
+    rows = _describe_rows({"jammi.definition": plain, "jammi.kind": "mutable_table"}, ", ")
+    properties = mutable.describe_properties(rows)
+    assert properties["jammi.kind"] == "mutable_table"
+    assert properties["jammi.definition"] != plain
+    assert mutable.stored_definition(properties) is None
+    assert mutable.describe_properties([("id", "bigint")]) == {}

@@ -17,6 +17,7 @@ from dbt.adapters.jammi.delta_release import packages_hint
 from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
+from dbt.adapters.jammi.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.predicates import validate_predicate
@@ -36,8 +37,6 @@ from dbt.adapters.jammi.validation import (
     validate_registry_schema,
     validate_tenant_value,
 )
-
-MERGE_FORMATS = ("delta", "iceberg", "hudi")
 
 logger = AdapterLogger("Jammi")
 

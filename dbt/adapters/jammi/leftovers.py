@@ -30,6 +30,11 @@ def leftover_pattern(table_identifier: str) -> str:
     return f"{table_identifier}__jammi_*"
 
 
+def is_leftover(table_identifier: str, name: str) -> bool:
+    """Whether ``name`` is one of the table's run relations (``leftover_pattern``)."""
+    return name.lower().startswith(f"{table_identifier}__jammi_".lower())
+
+
 def is_staging(table_identifier: str, name: str) -> bool:
     return name.startswith(f"{table_identifier}{STAGING_MARKER}")
 

@@ -40,6 +40,9 @@ NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
+# Table formats a mutable_table changes with MERGE (the others are rewritten).
+MERGE_FORMATS = ("delta", "iceberg", "hudi")
+
 # The batch-sourced MERGE (merge_batch.sql) checks each batch row on its way in: a bad row
 # raises an error carrying this marker and the batch check's kind (checks.sql's kinds).
 BATCH_CHECK_MARKER = "jammi-batch-check:"
@@ -76,6 +79,15 @@ def merges_batch(definition: Mapping[str, Any]) -> bool:
         and not definition.get("ttl_ms")
         and not (definition.get("merge_functions") and definition.get("version_column"))
         and not any(index.get("unique") for index in definition.get("indexes") or [])
+    )
+
+
+def plans_checked_batch(definition: Mapping[str, Any]) -> bool:
+    """Whether the change-set planner can check the batch on its way in (the checks'
+    window is the planner's own pick of a key's latest row): history none, and not merge
+    functions with a version column (a key's newer rows combine instead)."""
+    return definition.get("history", "none") == "none" and not (
+        definition.get("merge_functions") and definition.get("version_column")
     )
 
 

@@ -32,7 +32,7 @@ PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
 # Keys the materialization adds to a definition for one run only (not recorded).
-RUN_ONLY_KEYS = ("batch_columns", "now_ms", "changelog_topic")
+RUN_ONLY_KEYS = ("batch_columns", "now_ms", "changelog_topic", "checks_in_plan")
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
 FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit", "changelog")
@@ -255,6 +255,23 @@ def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:
         if len(row) >= 2 and str(row[0]).strip().lower() == "location":
             return str(row[1]).strip()
     return None
+
+
+# One property of the ``Table Properties`` row of ``DESCRIBE TABLE EXTENDED``: Spark
+# prints ``[key=value, key=value]`` (Delta: ``[key=value,key=value]``), keys sorted.
+_JAMMI_PROPERTY = re.compile(r"(?:^\[|,\s?)(jammi\.[A-Za-z0-9_.]+)=([^,\]]*)")
+
+
+def describe_properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
+    """The ``jammi.*`` table properties, from the ``Table Properties`` row of ``DESCRIBE
+    TABLE EXTENDED`` (so one statement gives a table's columns, location and properties).
+    Their values never hold ``,`` or ``]`` (hex, names, numbers), except a plain-JSON
+    ``jammi.definition`` written before the hex encoding: it is cut at its first comma,
+    so it does not parse and the run reads the registry instead, as for a redacted one."""
+    for row in rows:
+        if len(row) >= 2 and str(row[0]).strip() == "Table Properties":
+            return dict(_JAMMI_PROPERTY.findall(str(row[1]).strip()))
+    return {}
 
 
 def encode_definition(definition_json: str) -> str:

@@ -37,6 +37,7 @@ class MutableTableAdapterMixin(StatementsMixin):
     """``adapter.mutable_*`` methods; mixed into JammiAdapter."""
 
     config: Any
+    cache: Any  # dbt's relation cache (BaseAdapter)
 
     # --- definition after a schema change -------------------------------------
 
@@ -144,6 +145,10 @@ class MutableTableAdapterMixin(StatementsMixin):
         return mutable.describe_location(_rows(describe_rows))
 
     @available
+    def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
+        return mutable.describe_properties(_rows(describe_rows))
+
+    @available
     def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:
         return mutable.version_dir(f"{schema_location.rstrip('/')}/{identifier}", 1, run_id)
 
@@ -190,6 +195,11 @@ class MutableTableAdapterMixin(StatementsMixin):
         if not self._has_local_filesystem():
             return False
         return storage.remove(path)
+
+    @available
+    def mutable_remove_empty_dir(self, path: str) -> bool:
+        """Remove a directory that holds nothing (what a failed CTAS leaves)."""
+        return self._has_local_filesystem() and storage.remove_if_empty(path)
 
     @available
     def mutable_list_versions(self, base: str) -> list[str]:
@@ -333,6 +343,28 @@ class MutableTableAdapterMixin(StatementsMixin):
         return file_format == "delta" and not has_unique_index
 
     @available
+    def mutable_plans_checked_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether a rewrite-format run can check the batch inside the statement that
+        stages its change set (``merge_commit.plans_checked_batch``)."""
+        return file_format not in merge_commit.MERGE_FORMATS and merge_commit.plans_checked_batch(
+            definition
+        )
+
+    @available
+    def mutable_run_checked(self, sql: str) -> Optional[str]:
+        """Run a statement that checks the batch on its way in (checks.sql,
+        mutable_checked_batch_sql): None when it ran, else the kind of the batch check
+        that stopped it (nothing was written). Any other error is raised."""
+        try:
+            self._run_sql(sql)
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            kind = merge_commit.failed_batch_check(str(exc))
+            if kind is None:
+                raise
+            return kind
+        return None
+
+    @available
     def mutable_batch_check_marker(self, kind: str) -> str:
         return merge_commit.batch_check_marker(kind)
 
@@ -388,6 +420,20 @@ class MutableTableAdapterMixin(StatementsMixin):
         for sql in cleanup:
             self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
 
+    def _may_hold_leftovers(self, relation: Any) -> bool:
+        """False when dbt's relation cache listed the table's schema at the start of this
+        invocation and found no run relation of the table there: what earlier runs left
+        behind would have been listed, so the run skips its own listing (one statement).
+        What runs still going now leave is swept by a later invocation."""
+        database, schema = relation.database, relation.schema
+        if (database, schema) not in self.cache:
+            return True
+        identifier = str(relation.identifier)
+        return any(
+            leftovers.is_leftover(identifier, str(cached.identifier))
+            for cached in self.cache.get_relations(database, schema)
+        )
+
     @available
     def mutable_drop_abandoned_leftovers(
         self, target_relation: Any, current_location: Optional[str], run_id: str
@@ -395,6 +441,8 @@ class MutableTableAdapterMixin(StatementsMixin):
         """Drop staging tables whose runs are provably gone and claims the table has
         passed (``leftovers``); returns what was dropped."""
         schema, identifier = str(target_relation.schema), str(target_relation.identifier)
+        if not self._may_hold_leftovers(target_relation):
+            return []
         pattern = sql_string_literal(leftovers.leftover_pattern(identifier))
         names = [
             str(row[1])

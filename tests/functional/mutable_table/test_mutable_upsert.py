@@ -1,9 +1,13 @@
 """Upserts, deletes, version rule, duplicates, partial updates: state observed in Spark."""
 
+import os
+
 import pytest
 
+from tests.conftest import test_method
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
+    leftovers,
     location,
     registry_rows,
     run,
@@ -155,6 +159,7 @@ class TestMutableUpsert(MutableProjectBase):
         assert "several rows for the same key" in message and "id=1" in message
         assert not table_exists(project, "dupes")
         assert registry_rows(project, "dupes") == []
+        assert leftovers(project, "dupes") == []
 
         result = run(project, "null_key", expect_pass=False)
         message = result.results[0].message
@@ -173,6 +178,12 @@ class TestMutableUpsert(MutableProjectBase):
         assert "NULL primary key" in message and "nobody" in message
         assert table_rows(project, "existing", "id, label") == stored
         assert not [v for v in session_views(project) if v.startswith("existing__jammi")]
+        # the statement that stopped at the bad row (the staged change set, the MERGE)
+        # left nothing next to the table either
+        assert leftovers(project, "existing") == []
+        if test_method() == "session":  # file system access: not even an empty directory
+            base = location(project, "existing").replace("file:", "", 1).rsplit("/", 2)[0]
+            assert not [d for d in os.listdir(base) if d.startswith("existing__jammi")]
 
     def test_partial_updates(self, project):
         run(project, "partial", {"batch": 1})

@@ -13,6 +13,17 @@
 {%- endmacro %}
 
 
+{#-- The model's output as a FROM item that every statement reading the batch inlines:
+     its SQL in parentheses (evaluated by each reader, as a view would be), without the
+     statements to create and drop a temp view, and without tying the run to one
+     session's temp views. --#}
+{% macro mutable_batch_source(select_sql) -%}
+  {%- set body = select_sql | trim -%}
+  {%- if body.endswith(';') -%}{%- set body = body[:-1] | trim -%}{%- endif -%}
+  {{ return('(\n' ~ body ~ '\n)') }}
+{%- endmacro %}
+
+
 {#-- The rewrite applier's materialized change set: <identifier>__jammi_changes_<run id>. --#}
 {% macro mutable_staging_relation(target_relation, run_id) -%}
   {{ return(target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__jammi_changes_' ~ run_id}, type='table')) }}
@@ -120,14 +131,6 @@
 {%- endmacro %}
 
 
-{% macro fetch_table_properties(relation) -%}
-  {%- set rows = run_query('show tblproperties ' ~ relation) -%}
-  {%- set properties = {} -%}
-  {%- for row in rows.rows -%}{%- do properties.update({row[0]: row[1]}) -%}{%- endfor -%}
-  {{ return(properties) }}
-{%- endmacro %}
-
-
 {#-- The (name, type) columns a query outputs, from Spark's analyzer: nothing is created. --#}
 {% macro fetch_query_columns(select_sql) -%}
   {{ return(adapter.mutable_query_columns(run_query('describe query ' ~ select_sql))) }}
@@ -140,18 +143,18 @@
 {%- endmacro %}
 
 
-{#-- What is stored for an existing mutable table: its properties, format, columns and
-     (for the rewrite formats) the version directory it points at. --#}
+{#-- What is stored for an existing mutable table: its properties (jammi.*), format,
+     columns and (for the rewrite formats) the version directory it points at, all from
+     one `describe table extended`. --#}
 {#-- `subject`: who names the table in an error (default: the model being run; an
      operation passes its own). --#}
 {% macro fetch_mutable_table_state(relation, subject=none) -%}
-  {%- set properties = fetch_table_properties(relation) -%}
+  {%- set described = run_query('describe table extended ' ~ relation) -%}
+  {%- set properties = adapter.mutable_describe_properties(described) -%}
   {%- if properties.get('jammi.kind') != 'mutable_table' -%}
     {%- do exceptions.raise_compiler_error((subject or ("mutable_table '" ~ model.name ~ "'")) ~ ": " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: " ~ ("name a mutable_table" if subject else "drop it, or rename the model")) -%}
   {%- endif -%}
   {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
-  {#-- one statement gives the columns and the location --#}
-  {%- set described = run_query('describe table extended ' ~ relation) -%}
   {%- set location = none if adapter.uses_merge(file_format) else adapter.mutable_location(described) -%}
   {%- if location -%}
     {#-- this connection may still hold the table resolved at an older version (another

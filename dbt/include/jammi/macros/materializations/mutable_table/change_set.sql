@@ -138,8 +138,13 @@ batch as (
 ),
 
 latest as (
-  {#- one row per key: the highest version (ties were rejected by the batch checks) #}
-  {%- if aggregate %}
+  {#- one row per key: the highest version (ties were rejected by the batch checks,
+      or, with checks_in_plan, are rejected here on the way: mutable_checked_batch_sql) #}
+  {%- if definition.get('checks_in_plan') %}
+  select *, _rn as rn, false as restarted from (
+    {{ mutable_checked_batch_sql(definition, 'select * from batch', tenant) }}
+  ) as checked
+  {%- elif aggregate %}
   {{ mutable_merge_functions_latest_sql(definition, target_relation, tenant) }}
   {%- elif version %}
   select * from (

@@ -13,27 +13,27 @@
 {%- endmacro %}
 
 
-{% macro get_batch_null_key_sql(definition, batch_relation) -%}
+{% macro get_batch_null_key_sql(definition, batch_source) -%}
   {%- set key = mutable_batch_key(definition) -%}
-  select * from {{ batch_relation }}
+  select * from {{ batch_source }}
   where {% for k in key %}{{ adapter.quote_column(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}
   limit 5
 {%- endmacro %}
 
 
-{% macro get_batch_null_version_sql(definition, batch_relation) -%}
-  select * from {{ batch_relation }} where {{ adapter.quote_column(definition.version_column) }} is null limit 5
+{% macro get_batch_null_version_sql(definition, batch_source) -%}
+  select * from {{ batch_source }} where {{ adapter.quote_column(definition.version_column) }} is null limit 5
 {%- endmacro %}
 
 
 {#-- Keys that appear more than once (no version column), or more than once at their
      highest version (with a version column). --#}
-{% macro get_batch_duplicate_key_sql(definition, batch_relation, tenant) -%}
+{% macro get_batch_duplicate_key_sql(definition, batch_source, tenant) -%}
   {%- set key = mutable_batch_key(definition) -%}
   {%- set version = definition.version_column -%}
   with stamped as (
     select {{ mutable_tenant_expr(definition, tenant) }} as tenant_id, *
-    from {{ batch_relation }}
+    from {{ batch_source }}
   ),
   candidates as (
     {%- if version %}
@@ -84,14 +84,43 @@
 {%- endmacro %}
 
 
+{#-- The stamped batch (stamped_sql), one row per key (its highest version), every row
+     checked on the way: a NULL key or version, or a key's second row (at its highest
+     version), raises the check's marked error (mutable_batch_check_error), which stops
+     the statement that reads it before it writes anything. One window, one shuffle. --#}
+{% macro mutable_checked_batch_sql(definition, stamped_sql, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set key = definition.storage_key -%}
+{%- set version = definition.version_column -%}
+select * from (
+  {{ mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) }}
+) as ranked
+where case
+  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
+  {%- if version %}
+  when {{ q(version) }} is null then {{ mutable_batch_check_error('null_version') }}
+  {%- endif %}
+  when {{ mutable_duplicate_row_predicate(definition) }} then {{ mutable_batch_check_error('duplicate_version' if version else 'duplicate_key') }}
+  else _rn = 1
+end
+{%- endmacro %}
+
+
+{#-- A batch check's error, raised inside the statement that reads the batch; its marker
+     names the check (merge_commit.BATCH_CHECK_KINDS). --#}
+{% macro mutable_batch_check_error(kind) -%}
+  raise_error({{ adapter.sql_string(adapter.mutable_batch_check_marker(kind)) }})
+{%- endmacro %}
+
+
 {#-- Which key rules the batch breaks, in one pass over one evaluation of the batch: one
      row of flags (null_key, null_version, duplicate), each true when some row breaks it.
      The samples are read only when a flag is set. --#}
-{% macro get_batch_check_flags_sql(definition, batch_relation, tenant) -%}
+{% macro get_batch_check_flags_sql(definition, batch_source, tenant) -%}
   {%- set q = adapter.quote_column -%}
   {%- set key = mutable_batch_key(definition) -%}
   {%- set version = definition.version_column -%}
-  {%- set stamped_sql = 'select ' ~ mutable_tenant_expr(definition, tenant) ~ ' as tenant_id, * from ' ~ batch_relation -%}
+  {%- set stamped_sql = 'select ' ~ mutable_tenant_expr(definition, tenant) ~ ' as tenant_id, * from ' ~ batch_source -%}
   select
     coalesce(max({% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
     coalesce(max({{ (q(version) ~ ' is null') if version else 'false' }}), false) as null_version,
@@ -102,35 +131,32 @@
 {%- endmacro %}
 
 
-{#-- Fail the run (nothing written yet, the batch view dropped) if the batch breaks a key
-     rule: one query tells whether it does; only then are the samples of the broken rule
-     read for the error message. --#}
-{% macro apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
-  {%- set flags = run_query(get_batch_check_flags_sql(definition, batch_relation, tenant)).rows[0] -%}
+{#-- Fail the run (nothing written yet) if the batch breaks a key rule: one query tells
+     whether it does; only then are the samples of the broken rule read for the error
+     message. --#}
+{% macro apply_mutable_batch_checks(definition, batch_source, tenant) -%}
+  {%- set flags = run_query(get_batch_check_flags_sql(definition, batch_source, tenant)).rows[0] -%}
   {%- if flags[0] or flags[1] or flags[2] -%}
-    {%- do raise_mutable_batch_error(definition, batch_relation, tenant) -%}
+    {%- do raise_mutable_batch_error(definition, batch_source, tenant) -%}
   {%- endif -%}
 {%- endmacro %}
 
 
 {#-- The error of a batch that breaks a key rule, with up to 5 sample rows of the first
-     rule broken; the batch view is dropped first. Raises in any case. --#}
-{% macro raise_mutable_batch_error(definition, batch_relation, tenant, kind=none) -%}
-  {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_relation)) -%}
+     rule broken. Raises in any case. --#}
+{% macro raise_mutable_batch_error(definition, batch_source, tenant, kind=none) -%}
+  {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_source)) -%}
   {%- if nulls.rows | length > 0 -%}
-    {%- do drop_mutable_run_relations([batch_relation]) -%}
     {%- do adapter.mutable_batch_error(model.name, 'null_key', nulls) -%}
   {%- endif -%}
   {%- if definition.version_column -%}
-    {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_relation)) -%}
+    {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_source)) -%}
     {%- if null_versions.rows | length > 0 -%}
-      {%- do drop_mutable_run_relations([batch_relation]) -%}
       {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ definition.version_column ~ "'") -%}
     {%- endif -%}
   {%- endif -%}
-  {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_relation, tenant)) -%}
+  {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_source, tenant)) -%}
   {%- set duplicate_kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
-  {%- do drop_mutable_run_relations([batch_relation]) -%}
   {#-- without samples (the model's output changed between two reads): the kind alone --#}
   {%- do adapter.mutable_batch_error(model.name, duplicate_kind if duplicates.rows | length > 0 else (kind or duplicate_kind), duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
 {%- endmacro %}

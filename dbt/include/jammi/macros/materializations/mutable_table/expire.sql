@@ -22,9 +22,8 @@
   {#-- a changelog table publishes what it expires, like any committed version --#}
   {%- set changelog_topic = check_changelog_definition(definition, relation, state, state.file_format) -%}
   {%- do apply_changelog_preparation(definition, relation, state, state.file_format, changelog_topic) -%}
-  {%- set batch_relation = mutable_temp_relation(relation, 'batch') -%}
-  {%- do run_query(get_create_temp_view_sql(batch_relation, mutable_empty_batch_sql(definition))) -%}
-  {%- set applied = apply_mutable_batch_replanning(definition, batch_relation, relation, state, state.file_format, tenant, run_id) -%}
+  {%- set batch_source = mutable_batch_source(mutable_empty_batch_sql(definition)) -%}
+  {%- set applied = apply_mutable_batch_replanning(definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}
   {%- do record_mutable_definition(applied.state.definition, applied.state, relation, state.file_format, applied.outcome.location) -%}
   {%- do drop_mutable_run_relations(applied.outcome.run_relations) -%}

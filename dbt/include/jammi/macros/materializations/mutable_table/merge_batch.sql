@@ -18,7 +18,7 @@
      'jammi-batch-check:<kind>' and the MERGE aborts before it commits, so nothing is
      written; the run then reads the checks' samples for its error message. --#}
 
-{% macro get_merge_batch_sql(definition, target_relation, batch_relation, tenant) -%}
+{% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set version = definition.version_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
@@ -31,7 +31,7 @@
 {%- endfor -%}
 merge into {{ target_relation }} as t
 using (
-  {{ get_merge_batch_source_sql(definition, batch_relation, tenant) }}
+  {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
 {%- if definition.delete_when %}
@@ -57,21 +57,8 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {#-- The batch as the MERGE reads it: the storage columns (cast; columns the batch lacks
      are NULL), tenant_id stamped, _is_delete; one row per key (its highest version), and
      every row checked on the way (see above). One window, one shuffle of the batch. --#}
-{% macro get_merge_batch_source_sql(definition, batch_relation, tenant) -%}
-{%- set q = adapter.quote_column -%}
-{%- set key = definition.storage_key -%}
-{%- set version = definition.version_column -%}
-select * from (
-  {{ mutable_ranked_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_relation, tenant, '_is_delete'), key, tenant) }}
-) as ranked
-where case
-  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
-  {%- if version %}
-  when {{ q(version) }} is null then {{ mutable_batch_check_error('null_version') }}
-  {%- endif %}
-  when {{ mutable_duplicate_row_predicate(definition) }} then {{ mutable_batch_check_error('duplicate_version' if version else 'duplicate_key') }}
-  else _rn = 1
-end
+{% macro get_merge_batch_source_sql(definition, batch_source, tenant) -%}
+  {{ mutable_checked_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_source, tenant, '_is_delete'), tenant) }}
 {%- endmacro %}
 
 
@@ -88,21 +75,17 @@ end
 {%- endmacro %}
 
 
-{% macro mutable_batch_check_error(kind) -%}
-  raise_error({{ adapter.sql_string(adapter.mutable_batch_check_marker(kind)) }})
-{%- endmacro %}
-
 
 {#-- Apply the batch to an existing Delta table with one batch-sourced MERGE. Returns
      what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
      the run with the check's samples (nothing was written). --#}
-{% macro apply_merge_batch(definition, batch_relation, target_relation, tenant, fail_at, last_attempt) -%}
-  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_relation, tenant) -%}
+{% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt) -%}
+  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
   {%- if merged.get('rejected') -%}
-    {%- do raise_mutable_batch_error(definition, batch_relation, tenant, merged.rejected) -%}
+    {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
   {%- endif -%}
-  {%- set outcome = {'committed': merged.committed, 'counts': merged.counts, 'run_relations': [batch_relation], 'location': none} -%}
+  {%- set outcome = {'committed': merged.committed, 'counts': merged.counts, 'run_relations': [], 'location': none} -%}
   {%- if merged.committed -%}
     {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
   {%- endif -%}

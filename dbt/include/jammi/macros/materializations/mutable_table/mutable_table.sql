@@ -24,8 +24,8 @@
        read the whole table to plan and rewrite it) run trusted until the post-hooks --#}
   {%- do adapter.tenant_guard_trust(true) -%}
 
-  {#-- 2. batch: the model's output, validated before anything (even its temp view) is
-       created; the batch checks drop the view when they reject the batch --#}
+  {#-- 2. batch: the model's output, validated before anything is written; its SQL is
+       inlined wherever the run reads the batch (mutable_batch_source) --#}
   {%- set batch_columns = fetch_query_columns(compiled_code) -%}
   {%- set batch_definition = adapter.mutable_table_definition(model.name, batch_columns, adapter.mutable_definition_config(model)) -%}
   {%- set state = fetch_mutable_table_state(existing_relation) if existing_relation is not none else none -%}
@@ -41,15 +41,20 @@
   {%- endif -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
-  {%- set batch_relation = mutable_temp_relation(target_relation, 'batch') -%}
-  {%- do run_query(get_create_temp_view_sql(batch_relation, compiled_code)) -%}
-  {#-- a batch-sourced MERGE checks the batch in its own pass, when nothing before it
-       writes (merge_batch.sql); every other run checks it here --#}
-  {%- set checks_in_merge = state is not none and not rebuild and not new_columns
-        and adapter.mutable_merges_batch(file_format, definition)
-        and not changelog_preparation_writes(definition, state, changelog_topic) -%}
-  {%- if not checks_in_merge -%}
-    {%- do apply_mutable_batch_checks(definition, batch_relation, tenant) -%}
+  {%- set batch_source = mutable_batch_source(compiled_code) -%}
+  {#-- when nothing before it writes, the first statement that writes checks the batch
+       on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
+       (merge_batch.sql) or the rewrite formats' staged change set; every other run
+       checks it here, in a query of its own --#}
+  {%- set nothing_written_first = not rebuild and not new_columns and (
+        not definition.get('changelog') if state is none
+        else not changelog_preparation_writes(definition, state, changelog_topic)) -%}
+  {%- set checks_in_merge = nothing_written_first and state is not none
+        and adapter.mutable_merges_batch(file_format, definition) -%}
+  {%- do definition.update({'checks_in_plan': nothing_written_first
+        and adapter.mutable_plans_checked_batch(file_format, definition)}) -%}
+  {%- if not checks_in_merge and not definition.checks_in_plan -%}
+    {%- do apply_mutable_batch_checks(definition, batch_source, tenant) -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
   {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
@@ -65,7 +70,7 @@
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
        the winner's version, a bounded number of times --#}
-  {%- set applied = apply_mutable_batch_replanning(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at) -%}
+  {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
   {%- set state = applied.state -%}
   {%- set counts = applied.outcome.counts -%}
   {%- set run_relations = applied.outcome.run_relations -%}
@@ -91,7 +96,7 @@
      winner's version, up to adapter.mutable_commit_attempts() times (a first run has one
      attempt). `fail_at` applies to the first attempt only. Returns {outcome, state}:
      plan_and_apply_mutable_batch's outcome and the state the last plan read. --#}
-{% macro apply_mutable_batch_replanning(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
+{% macro apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
   {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
   {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
   {%- for attempt in range(attempts) -%}
@@ -100,7 +105,7 @@
         {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
       {%- endif -%}
-      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_relation, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_source, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return({'outcome': ns.outcome, 'state': ns.state}) }}
@@ -112,30 +117,37 @@
      commit lost to a concurrent run and `last_attempt` is false: the caller re-plans),
      the counts, the run's relations and the committed version directory (rewrite
      formats). --#}
-{% macro plan_and_apply_mutable_batch(definition, batch_relation, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
+{% macro plan_and_apply_mutable_batch(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
   {%- do apply_changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {%- if use_merge and state is not none and adapter.mutable_merges_batch(file_format, definition) -%}
-    {{ return(apply_merge_batch(definition, batch_relation, target_relation, tenant, fail_at, last_attempt)) }}
+    {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt)) }}
   {%- endif -%}
-  {%- set change_set_sql = get_change_set_sql(definition, batch_relation, plan_target, tenant, not use_merge) -%}
+  {%- set change_set_sql = get_change_set_sql(definition, batch_source, plan_target, tenant, not use_merge) -%}
   {%- if use_merge -%}
     {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
     {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') -%}
     {%- do run_query(get_create_temp_view_sql(change_set_relation, change_set_sql)) -%}
-    {%- set run_relations = [change_set_relation, batch_relation] -%}
+    {%- set run_relations = [change_set_relation] -%}
   {%- else -%}
     {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
          Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
-    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
     {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
     {%- if not first_attempt -%}
       {#-- the staging name carries this run's id: only an earlier attempt made one --#}
       {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
     {%- endif -%}
-    {%- do run_query(get_create_staging_table_sql(change_set_relation, change_set_sql)) -%}
-    {%- set run_relations = [change_set_relation, batch_relation] -%}
+    {%- set rejected = adapter.mutable_run_checked(get_create_staging_table_sql(change_set_relation, change_set_sql)) -%}
+    {%- if rejected -%}
+      {#-- a batch check stopped the staging (definition.checks_in_plan): no table was
+           created, only the empty directory Spark's failed write leaves (removed where
+           the adapter reaches the file system); the error names the check, with samples --#}
+      {%- do adapter.mutable_remove_empty_dir(fetch_schema_location(target_relation) ~ '/' ~ (change_set_relation.identifier | lower)) -%}
+      {%- do raise_mutable_batch_error(definition, batch_source, tenant, rejected) -%}
+    {%- endif -%}
+    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
+    {%- set run_relations = [change_set_relation] -%}
   {%- endif -%}
   {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
   {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
