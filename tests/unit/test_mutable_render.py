@@ -14,6 +14,7 @@ from typing import Any, Optional
 import jinja2
 import pytest
 
+from dbt.adapters.jammi import changelog
 from dbt.adapters.jammi.definition import MutableTableDefinition
 from dbt.adapters.jammi.merge_commit import batch_check_marker
 from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN
@@ -30,6 +31,7 @@ FILES = (
     "materializations/mutable_table/merge_batch.sql",
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
+    "materializations/mutable_table/changelog.sql",
     "utils/encoding.sql",
 )
 
@@ -58,6 +60,24 @@ class _Adapter:
 
     def mutable_batch_check_marker(self, kind: str) -> str:
         return batch_check_marker(kind)
+
+    def mutable_version(self, location: str) -> int:
+        return int(location.rsplit("/", 1)[-1][1:11])
+
+    def changelog_staged_dir(self, topic_location: str, location: str) -> str:
+        return f"{topic_location}/_staged/{location}"
+
+    def changelog_previous_in_plan(self, defn: dict) -> bool:
+        return changelog.previous_in_plan(defn)
+
+    def changelog_event_sources(self, defn: dict) -> list:
+        return changelog.event_sources(defn)
+
+    def changelog_value_columns(self, defn: dict) -> list:
+        return changelog.value_columns(defn)
+
+    def changelog_event_columns(self, defn: dict) -> list:
+        return changelog.event_columns(defn)
 
 
 def _environment() -> jinja2.Environment:
@@ -332,3 +352,49 @@ def test_encoding_macros():
     assert render("to_scaled_bigint", "price", 2) == (
         "cast(round(cast(price as decimal(38, 2)) * 100, 0) as bigint)"
     )
+
+
+def test_the_planner_checks_the_batch_on_its_way_when_asked():
+    """checks_in_plan (rewrite formats, nothing written before the staging): the staged
+    change set's own window rejects NULL keys and duplicates; without it the planner
+    leaves them to the separate check query."""
+    defn = definition(PRICES, primary_key=["sku"])
+    assert "jammi-batch-check" not in change_set_sql(defn)
+    defn["checks_in_plan"] = True
+    sql = change_set_sql(defn)
+    assert "when `sku` is null then raise_error('jammi-batch-check:null_key')" in sql
+    assert "when _rn = 2 then raise_error('jammi-batch-check:duplicate_key')" in sql
+    assert "select *, _rn as rn, false as restarted from (" in sql
+    versioned = versioned_partial_definition()
+    versioned["checks_in_plan"] = True
+    sql = change_set_sql(versioned)
+    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert (
+        "_rn = 2 and _version_above = `v` then raise_error('jammi-batch-check:duplicate_version')"
+        in sql
+    )
+
+
+@pytest.mark.parametrize(
+    "topic_format, config, carries",
+    [("parquet", {}, True), ("delta", {}, False), ("parquet", {"ttl_ms": 1000}, False)],
+)
+def test_a_changelog_plan_carries_the_stored_values(topic_format, config, carries):
+    """With a changelog on a rewrite format the change set carries each changed row's
+    stored values, and the changelog's staging reads them there instead of the table."""
+    defn = definition(PRICES, primary_key=["sku"], changelog=True, **config)
+    defn["changelog_topic"] = {"file_format": topic_format, "location": "file:/t/topic"}
+    sql = change_set_sql(defn)
+    assert ("t_price as _jammi_prev_1" in sql) is carries
+    if topic_format == "delta":
+        return
+    staged = render(
+        "get_stage_changelog_sql",
+        defn,
+        "analytics.prices",
+        "prices__jammi_changes_r",
+        "v0000000004_r",
+    )
+    assert ("from analytics.prices as t join" in staged) is not carries
+    if carries:
+        assert "_jammi_prev_1 as `price`" in staged

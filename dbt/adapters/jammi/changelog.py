@@ -128,6 +128,20 @@ def value_columns(definition: Mapping[str, Any]) -> list[str]:
     return [s["column"] for s in event_sources(definition) if s["source"] == "after"]
 
 
+def previous_in_plan(definition: Mapping[str, Any]) -> bool:
+    """Whether the change set carries every changed row's stored values
+    (``_jammi_prev_<n>``, one per storage column), so that staging the changelog does not
+    read the table again to find them: the rewrite formats' plans of history none
+    without TTL (whose expired rows join the set without them)."""
+    topic = definition.get("changelog_topic") or {}
+    return (
+        bool(topic)
+        and topic.get("file_format") != "delta"
+        and definition.get("history", "none") == "none"
+        and not definition.get("ttl_ms")
+    )
+
+
 def first_version_of_new_table(file_format: str) -> int:
     """The version a table created with ``changelog: true`` starts at (its first publish):
     Delta counts versions from 0, the rewrite formats from 1."""
@@ -203,6 +217,10 @@ class ChangelogAdapterMixin(StatementsMixin):
     @available
     def changelog_value_columns(self, definition: Mapping[str, Any]) -> list[str]:
         return value_columns(definition)
+
+    @available
+    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
+        return previous_in_plan(definition)
 
     @available
     def changelog_first_version_of_new_table(self, file_format: str) -> int:

@@ -214,6 +214,11 @@ select
   {%- endfor %}
   case when in_batch then s_tenant_id else t_tenant_id end as tenant_id,
   change_kind as _change
+  {%- if adapter.changelog_previous_in_plan(definition) %}
+  {%- for c in definition.storage_columns %},
+  t_{{ c[0] }} as _jammi_prev_{{ loop.index0 }}
+  {%- endfor %}
+  {%- endif %}
 from decided
 where change_kind is not null
 {%- endmacro %}

@@ -189,7 +189,8 @@
 
 {#-- parquet/orc, before the commit: the events of `change_set_relation` (planned
      against `target_relation`, none on the first run) as the staged directory of the
-     version at `location`. --#}
+     version at `location`. The previous values of updated and deleted rows come from the
+     change set (changelog.previous_in_plan) or else from the stored table. --#}
 {% macro get_stage_changelog_sql(definition, target_relation, change_set_relation, location) -%}
   {%- set topic = definition.changelog_topic -%}
   {%- set q = adapter.quote_column -%}
@@ -199,7 +200,13 @@
       {{ version }} as _commit_version,
       {%- for c in definition.storage_columns %} {{ q(c[0]) }},{% endfor %} tenant_id
     from {{ change_set_relation }} where _change in ('insert', 'update')
-    {%- if target_relation is not none %}
+    {%- if target_relation is not none and adapter.changelog_previous_in_plan(definition) %}
+    union all
+    select case _change when 'update' then 'update_preimage' else 'delete' end as _change_type,
+      {{ version }} as _commit_version,
+      {%- for c in definition.storage_columns %} _jammi_prev_{{ loop.index0 }} as {{ q(c[0]) }},{% endfor %} tenant_id
+    from {{ change_set_relation }} where _change in ('update', 'delete')
+    {%- elif target_relation is not none %}
     union all
     select case c._change when 'update' then 'update_preimage' else 'delete' end as _change_type,
       {{ version }} as _commit_version,
