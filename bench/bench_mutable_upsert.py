@@ -146,7 +146,7 @@ def main() -> None:
             args.rows,
             no_op.execution,
             ctas,
-            "<= 0.3x CTAS",
+            "<= 0.5x CTAS",
             statements=len(no_op.statements),
         )
     finally:
