@@ -109,3 +109,22 @@ def test_describe_location_and_batch_errors():
     message = str(info.value)
     assert "mutable_table 'prices'" in message and "sku='a'" in message
     assert "Fix:" in message
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        {"id": "bigint", "name": "string", "valid_from": "bigint"},  # effective time
+        {"valid_from": "bigint", "id": "bigint", "name": "string"},
+        {"id": "bigint", "name": "string"},  # the run's time
+    ],
+)
+def test_an_unchanged_scd2_model_reconciles_to_the_definition_it_recorded(columns):
+    """Run after run the same model records the same definition: an scd2 model that
+    outputs its effective time keeps valid_from among its columns, as on its first run
+    (else every run appended a registry row and rewrote the property)."""
+    first = MutableTableDefinition.from_config(
+        "history", columns, {"primary_key": ["id"], "history": "scd2"}
+    ).to_dict()
+    again = mutable.reconcile_schema("history", first, first["storage_columns"]).definition
+    assert again == first

@@ -140,7 +140,15 @@ def reconcile_schema(
             "their stored values",
         )
 
-    columns = [[n, stored_types[n]] for n, _ in stored if n not in engine_columns]
+    # valid_from is a user column when the model outputs it (the effective time), as in
+    # the definition of the table's first run: the recorded definition stays the same
+    # from run to run (else every run would record it again)
+    outputs_valid_from = history == "scd2" and batch_definition["valid_from"] in batch_types
+    columns = [
+        [n, stored_types[n]]
+        for n, _ in stored
+        if n not in engine_columns or (outputs_valid_from and n == batch_definition["valid_from"])
+    ]
     columns += [[n, t] for n, t in new_columns]
     definition = dict(batch_definition)
     definition["columns"] = columns
