@@ -93,7 +93,9 @@ def test_stage_numbers_rows_without_a_single_task_window():
     """_row_idx: each partition's position plus the rows of the partitions before it;
     the only window runs over one row per partition, never over the batch."""
     sql = flat(
-        publish_macros().get_stage_topic_batch_sql(STAGING, TOPIC, "select 1 as order_id", None)
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", None, "parallel"
+        )
     )
     assert sql.startswith("insert overwrite directory 'file:/w/t/_staging/p1' using parquet with")
     assert "row_number()" not in sql
@@ -116,10 +118,11 @@ def test_stage_numbers_rows_without_a_single_task_window():
     )
 
 
-def test_stage_without_exchange_reuse_numbers_in_one_window():
+def test_stage_of_a_small_batch_numbers_in_one_window():
+    """The 'window' form (small batches, sessions without exchange reuse)."""
     sql = flat(
         publish_macros().get_stage_topic_batch_sql(
-            STAGING, TOPIC, "select 1 as order_id", "acme", False
+            STAGING, TOPIC, "select 1 as order_id", "acme", "window"
         )
     )
     assert "__jammi_part" not in sql

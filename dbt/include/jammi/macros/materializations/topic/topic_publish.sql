@@ -23,12 +23,10 @@
 {%- endmacro %}
 
 
+{#-- A topic table's location, fixed at its creation: kept for the invocation, read from
+     dbt's listing when it has one (topic_metadata.py). --#}
 {% macro fetch_topic_table_location(relation) -%}
-  {%- set rows = run_query("describe table extended " ~ relation) -%}
-  {%- for row in rows if row[0] == 'Location' -%}
-    {{ return(row[1]) }}
-  {%- endfor -%}
-  {% do exceptions.raise_compiler_error("cannot find the location of " ~ relation) %}
+  {{ return(adapter.topic_table_location(relation)) }}
 {%- endmacro %}
 
 
@@ -46,18 +44,19 @@
 
 
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
-     output, _produced_at one UTC-microsecond timestamp for the whole publish.
+     output, _produced_at one UTC-microseconds timestamp for the whole publish.
 
-     _row_idx without a single-task stage (`parallel_row_index`): the batch is numbered
-     where it is produced -- spark_partition_id() and monotonically_increasing_id(), whose
-     low 33 bits are the row's position within its partition -- and each row adds the
-     number of rows of the partitions before its own. `numbered` is referenced twice and
-     is not deterministic, so Spark does not inline it: it is evaluated once, into one
-     shuffle that both references read (exchange reuse). The positions are those of
-     `row_number() over (order by monotonically_increasing_id())`, the single-task form
-     used when spark.sql.exchange.reuse is off (each reference would evaluate the batch
-     again and could see different rows). --#}
-{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, parallel_row_index=true) -%}
+     `row_index`: 'window' numbers the batch with `row_number() over (order by
+     monotonically_increasing_id())`, one task over the whole batch (small batches, and
+     sessions without exchange reuse). 'parallel' numbers it without a single-task stage:
+     each row where it is produced -- spark_partition_id() and
+     monotonically_increasing_id(), whose low 33 bits are the row's position within its
+     partition -- plus the number of rows of the partitions before its own. `numbered` is
+     referenced twice and is not deterministic, so Spark does not inline it: it is
+     evaluated once, into one shuffle that both references read (exchange reuse). The
+     positions are those of the window. (topic_row_index.py: which form, and why.) --#}
+{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index='parallel') -%}
+  {%- set parallel_row_index = row_index == 'parallel' -%}
   {%- if staging.kind == 'directory' -%}
   insert overwrite directory {{ adapter.sql_string(staging.target) }} using parquet
   {%- else -%}
@@ -96,9 +95,19 @@
 {%- endmacro %}
 
 
-{#-- Whether the session reuses exchanges (Spark's default), which the parallel _row_idx
-     needs; read after the pre-hooks, which may set it. --#}
-{% macro topic_parallel_row_index() -%}
+{#-- How the batch is numbered: 'window' when Spark estimates it small (no job runs for
+     the estimate) or the session does not reuse exchanges, else 'parallel'. Read after
+     the pre-hooks, which may set spark.sql.exchange.reuse. --#}
+{% macro topic_row_index_form(sql) -%}
+  {%- set plan = jammi_engine_query('explain cost ' ~ sql) -%}
+  {%- if adapter.topic_small_batch(plan.rows) or not topic_exchange_reuse() -%}
+    {{ return('window') }}
+  {%- endif -%}
+  {{ return('parallel') }}
+{%- endmacro %}
+
+
+{% macro topic_exchange_reuse() -%}
   {%- set rows = run_query('set spark.sql.exchange.reuse') -%}
   {{ return(rows.rows | length == 0 or (rows.rows[0][1] | string | lower) != 'false') }}
 {%- endmacro %}
@@ -110,6 +119,7 @@
                                                topic_stored_columns(topic)) -%}
   {%- if staging.kind == 'table' -%}
     {% do run_query("drop table if exists " ~ staging.target) %}
+    {% do adapter.topic_forget_table(staging.target) %}
   {%- endif -%}
   {{ return(offset) }}
 {%- endmacro %}
@@ -118,9 +128,10 @@
 {#-- Last consumed offset of every registered consumer of a topic. --#}
 {% macro fetch_topic_consumer_positions(relation, topic_id) -%}
   {%- set consumers = topic_consumers_relation(relation) -%}
-  {%- if not topic_table_exists(consumers) -%}
+  {%- if not adapter.topic_table_known(consumers) and not topic_table_exists(consumers) -%}
     {{ return([]) }}
   {%- endif -%}
+  {%- do adapter.topic_remember_table(consumers) -%}
   {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "
                            ~ adapter.sql_string(topic_id) ~ " group by consumer, tenant_id") -%}
   {{ return(rows) }}
