@@ -1,25 +1,28 @@
-"""How a publish numbers its rows (``_row_idx``): one window, or in parallel.
+"""How a publish numbers its rows (``_row_idx``): in one task, or in parallel.
 
 ``_row_idx`` is the 0-based, contiguous position of a row in the model's output, and the
-batch is evaluated once (it may not be deterministic). Two plans give those numbers
-(``get_stage_topic_batch_sql`` renders both):
+batch is evaluated once (it may not be deterministic). ``get_stage_topic_batch_sql``
+renders three plans that give those numbers:
 
-- ``window``: ``row_number() over (order by monotonically_increasing_id())``, a window
-  without a partition: one task sorts and numbers the whole batch. Two stages (the
-  batch, then the numbering task that also writes).
+- ``one_task``: the batch coalesced into one task (no shuffle; its partitions read in
+  order) and numbered there by ``row_number() over (order by
+  monotonically_increasing_id())``. One stage after the model's own.
+- ``window``: the same window, the batch gathered into one partition by a shuffle.
 - ``parallel``: each row is numbered where it is produced, plus the rows of the
   partitions before its own. Five stages (the batch into a shuffle both branches read,
   the per-partition counts, their running sum, its broadcast, the write); it needs
-  exchange reuse, or each branch would evaluate the batch again.
+  exchange reuse, or each branch would evaluate the batch again (without it: ``window``).
 
-For a small batch the parallel plan's extra stages cost more than the single task
-saves: on 2 cores (``local[2]``) the window is faster up to about 100,000-300,000 rows
-(10 rows: 0.4 s against 0.7 s; 300,000 rows: about even; 1,000,000 rows: 1.5-1.9 s
-against 1.0-1.1 s). The size is Spark's own estimate of the model's query (``explain
-cost``: no job runs): a batch estimated at most ``SMALL_BATCH_ROWS`` rows, or, without a
-row count, at most ``SMALL_BATCH_BYTES``, is numbered by the window. An estimate that is
-too high only costs the parallel plan; one that is too low (a generator such as
-``explode`` over a small input) costs the single task, never a wrong number.
+For a small batch the parallel plan's stages cost more than one task saves. Measured on
+2 cores (``local[2]``, parquet, the median of five): 10 rows 0.24-0.44 s in one task
+against 0.6-0.75 s in parallel; 100,000 rows 0.30-0.43 s against 0.5-0.8 s; 300,000 rows
+0.44 s against 0.54 s; 1,000,000 rows 1.9 s against 0.9 s. More cores move the break-even
+down, hence the conservative limit. The size is Spark's own estimate of the model's
+query (``explain cost``: no job runs): a batch estimated at most ``SMALL_BATCH_ROWS``
+rows, or without a row count at most ``SMALL_BATCH_BYTES``, is numbered in one task. An
+estimate that is too high only costs the parallel plan; one that is too low (a
+generator such as ``explode`` over a small input) costs one task's time, never a wrong
+number.
 """
 
 from __future__ import annotations

@@ -163,9 +163,9 @@ select cast(id as bigint) as n, cast(id % 3 as int) as bucket from range(0, 2000
 
 
 class TestTopicRowIndexAcrossPartitions(TopicProject):
-    """_row_idx of a small batch is numbered in one window; of a large one without a
+    """_row_idx of a small batch is numbered in one task; of a large one without a
     single-task stage, and with exchange reuse off (where that numbering could see the
-    batch twice) in one window again: all must give the 0-based contiguous positions of
+    batch twice) in one window: all must give the 0-based contiguous positions of
     the model's output. "Large" is forced by lowering the thresholds to nothing."""
 
     @pytest.fixture(scope="class")
@@ -175,14 +175,15 @@ class TestTopicRowIndexAcrossPartitions(TopicProject):
     def test_positions_are_contiguous_and_in_output_order(self, project, monkeypatch):
         schema = project.test_schema
         run_dbt(["run"])
-        assert "row_number()" in staged_sql(project), "a small batch: one window"
+        assert "COALESCE(1)" in staged_sql(project), "a small batch: one task"
         monkeypatch.setattr(topic_row_index, "SMALL_BATCH_ROWS", 0)
         monkeypatch.setattr(topic_row_index, "SMALL_BATCH_BYTES", 0)
         run_dbt(["run"])
         assert "__jammi_part" in staged_sql(project), "a large batch: numbered in parallel"
         try:
             run_dbt(["run", "--vars", "{reuse: 'false'}"])
-            assert "row_number()" in staged_sql(project), "reuse off: one window"
+            staged = staged_sql(project)
+            assert "row_number()" in staged and "COALESCE" not in staged, "reuse off: a window"
         finally:
             run_dbt(["run", "--vars", "{reuse: 'true'}"])  # the shared session as found
         per_offset = rows(

@@ -46,15 +46,19 @@
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
      output, _produced_at one UTC-microseconds timestamp for the whole publish.
 
-     `row_index`: 'window' numbers the batch with `row_number() over (order by
-     monotonically_increasing_id())`, one task over the whole batch (small batches, and
-     sessions without exchange reuse). 'parallel' numbers it without a single-task stage:
-     each row where it is produced -- spark_partition_id() and
-     monotonically_increasing_id(), whose low 33 bits are the row's position within its
-     partition -- plus the number of rows of the partitions before its own. `numbered` is
-     referenced twice and is not deterministic, so Spark does not inline it: it is
-     evaluated once, into one shuffle that both references read (exchange reuse). The
-     positions are those of the window. (topic_row_index.py: which form, and why.) --#}
+     `row_index` (topic_row_index.py says which, and why):
+     - 'one_task' (a small batch): the batch is coalesced into one task (no shuffle: its
+       partitions are read in order) and numbered there by `row_number() over (order by
+       monotonically_increasing_id())`. One stage after the model's own.
+     - 'window' (a large batch without exchange reuse): the same window over the batch
+       gathered into one partition by a shuffle.
+     - 'parallel' (a large batch): each row is numbered where it is produced --
+       spark_partition_id() and monotonically_increasing_id(), whose low 33 bits are the
+       row's position within its partition -- plus the number of rows of the partitions
+       before its own. `numbered` is referenced twice and is not deterministic, so Spark
+       does not inline it: it is evaluated once, into one shuffle that both references
+       read (exchange reuse).
+     All three give the positions of the window over the model's output order. --#}
 {% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index='parallel') -%}
   {%- set parallel_row_index = row_index == 'parallel' -%}
   {%- if staging.kind == 'directory' -%}
@@ -87,6 +91,12 @@
     cast({{ adapter.sql_string(tenant) if tenant is not none else 'null' }} as string) as tenant_id
   {%- if parallel_row_index %}
   from numbered join part_starts on numbered.__jammi_part = part_starts.__jammi_part
+  {%- elif row_index == 'one_task' %}
+  from (
+    select /*+ COALESCE(1) */ * from (
+      {{ sql }}
+    ) as topic_rows
+  ) as topic_batch
   {%- else %}
   from (
     {{ sql }}
@@ -95,15 +105,15 @@
 {%- endmacro %}
 
 
-{#-- How the batch is numbered: 'window' when Spark estimates it small (no job runs for
-     the estimate) or the session does not reuse exchanges, else 'parallel'. Read after
-     the pre-hooks, which may set spark.sql.exchange.reuse. --#}
+{#-- How the batch is numbered: 'one_task' when Spark estimates it small (no job runs
+     for the estimate), else 'parallel', or 'window' when the session does not reuse
+     exchanges. Read after the pre-hooks, which may set spark.sql.exchange.reuse. --#}
 {% macro topic_row_index_form(sql) -%}
   {%- set plan = jammi_engine_query('explain cost ' ~ sql) -%}
-  {%- if adapter.topic_small_batch(plan.rows) or not topic_exchange_reuse() -%}
-    {{ return('window') }}
+  {%- if adapter.topic_small_batch(plan.rows) -%}
+    {{ return('one_task') }}
   {%- endif -%}
-  {{ return('parallel') }}
+  {{ return('parallel' if topic_exchange_reuse() else 'window') }}
 {%- endmacro %}
 
 
