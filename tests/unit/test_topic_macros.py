@@ -93,7 +93,9 @@ def test_stage_numbers_rows_without_a_single_task_window():
     """_row_idx: each partition's position plus the rows of the partitions before it;
     the only window runs over one row per partition, never over the batch."""
     sql = flat(
-        publish_macros().get_stage_topic_batch_sql(STAGING, TOPIC, "select 1 as order_id", None)
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", None, "parallel"
+        )
     )
     assert sql.startswith("insert overwrite directory 'file:/w/t/_staging/p1' using parquet with")
     assert "row_number()" not in sql
@@ -116,13 +118,31 @@ def test_stage_numbers_rows_without_a_single_task_window():
     )
 
 
-def test_stage_without_exchange_reuse_numbers_in_one_window():
+def test_stage_of_a_small_batch_numbers_in_one_task():
+    """'one_task' (small batches): coalesced, then one window; no shuffle."""
     sql = flat(
         publish_macros().get_stage_topic_batch_sql(
-            STAGING, TOPIC, "select 1 as order_id", "acme", False
+            STAGING, TOPIC, "select 1 as order_id", "acme", "one_task"
         )
     )
     assert "__jammi_part" not in sql
+    assert (
+        "select cast(row_number() over (order by monotonically_increasing_id()) - 1 as "
+        "bigint) as _row_idx," in sql
+    )
+    assert sql.endswith(
+        "cast('acme' as string) as tenant_id from ( select /*+ COALESCE(1) */ * from "
+        "( select 1 as order_id ) as topic_rows ) as topic_batch"
+    )
+
+
+def test_stage_without_exchange_reuse_numbers_in_one_window():
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", "acme", "window"
+        )
+    )
+    assert "__jammi_part" not in sql and "COALESCE" not in sql
     assert (
         "select cast(row_number() over (order by monotonically_increasing_id()) - 1 as "
         "bigint) as _row_idx," in sql

@@ -78,20 +78,26 @@ def test_create_if_absent_tolerates_a_concurrent_creator():
 
 
 class FakeViews:
-    """SHOW TABLES / SHOW TBLPROPERTIES / CREATE [OR REPLACE] VIEW of one view; `rival`
-    creates the view (with `rival_fingerprint`) right before this run's statement."""
+    """SHOW TBLPROPERTIES (the fingerprint; "not found" without a view) / CREATE [OR
+    REPLACE] VIEW of one view; `rival` creates the view (with `rival_fingerprint`) right
+    before this run's statement."""
 
     def __init__(self, fingerprint=None, rival_fingerprint=None, rival_times=0):
         self.fingerprint = fingerprint  # None: no view
         self.rival_fingerprint = rival_fingerprint
         self.rival_times = rival_times
         self.created = []
+        self.looks = 0
 
     def __call__(self, sql):
-        if sql.startswith("show tables"):
-            return [("s", "cdc_orders", False)] if self.fingerprint is not None else []
         if sql.startswith("show tblproperties"):
-            return [("jammi.view_fingerprint", self.fingerprint), ("transient_lastDdlTime", "1")]
+            assert sql == "show tblproperties s.cdc_orders ('jammi.view_fingerprint')"
+            self.looks += 1
+            if self.fingerprint is None:
+                raise RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] The table or view s.cdc_orders")
+            if self.fingerprint == "":
+                return [("jammi.view_fingerprint", "Table s.cdc_orders does not have property")]
+            return [("jammi.view_fingerprint", self.fingerprint)]
         if sql.startswith("create"):
             if self.rival_times:
                 self.rival_times -= 1
@@ -119,6 +125,7 @@ def test_a_right_view_is_left_alone():
     views = FakeViews(fingerprint="f1")
     assert view(views) == "kept"
     assert views.created == []
+    assert views.looks == 1  # one statement tells existence and fingerprint
 
 
 def test_a_missing_view_is_created_without_replace():

@@ -29,6 +29,7 @@ from dbt.adapters.jammi.session import (
 )
 from dbt.adapters.jammi.tenant_guard_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic import TopicAdapterMixin
+from dbt.adapters.jammi.topic_metadata import TopicMetadataAdapterMixin
 from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
 from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
 from dbt.adapters.jammi.validation import (
@@ -82,6 +83,7 @@ class JammiAdapter(
     ChangelogAdapterMixin,
     Scd2AdapterMixin,
     TopicAdapterMixin,
+    TopicMetadataAdapterMixin,
     TopicRegistrationAdapterMixin,
     TopicStagingAdapterMixin,
     TenantGuardAdapterMixin,

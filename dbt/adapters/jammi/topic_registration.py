@@ -13,8 +13,11 @@ refused because someone else got there first" live here:
   key on the partition name per table), as the parquet offset claim does.
 - ``apply_view``: the view named after the model is created only when it is missing
   or its fingerprint (a table property) differs from what this run would create, so
-  concurrent publishes do not all re-create it. A concurrent creation of the same view
-  is not an error; a concurrent creation of a *different* view is reported clearly.
+  concurrent publishes do not all re-create it. One statement tells both (``show
+  tblproperties`` of the fingerprint; "not found" when the view is missing), and
+  ``topic_metadata`` skips even that when dbt's listing already shows the fingerprint.
+  A concurrent creation of the same view is not an error; a concurrent creation of a
+  *different* view is reported clearly.
 - ``create_if_absent``: ``CREATE TABLE IF NOT EXISTS`` raced by another run can fail
   with "already exists" (Spark checks, then creates); that outcome is the goal.
 """
@@ -122,12 +125,17 @@ def view_fingerprint(view_select_sql: str) -> str:
 
 
 def fetch_view_state(run_sql: RunSql, schema: str, identifier: str) -> tuple[bool, str]:
-    """(exists, fingerprint): fingerprint is '' when the relation is not ours."""
-    found = run_sql(f"show tables in {schema} like {sql_string_literal(identifier)}")
-    if not any(str(row[1]).lower() == identifier.lower() for row in found if len(row) > 1):
-        return False, ""
-    properties = run_sql(f"show tblproperties {schema}.{identifier}")
-    for row in properties:
+    """(exists, fingerprint) in one statement: fingerprint is '' when the relation is
+    not ours (Spark answers a missing property with a message in the value column)."""
+    try:
+        rows = run_sql(
+            f"show tblproperties {schema}.{identifier} ({sql_string_literal(VIEW_FINGERPRINT)})"
+        )
+    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+        if is_not_found(str(exc)):
+            return False, ""
+        raise
+    for row in rows:
         if len(row) > 1 and row[0] == VIEW_FINGERPRINT:
             return True, str(row[1])
     return True, ""
@@ -190,22 +198,3 @@ class TopicRegistrationAdapterMixin(StatementsMixin):
     @available
     def topic_view_fingerprint(self, view_select_sql: str) -> str:
         return view_fingerprint(view_select_sql)
-
-    @available
-    def topic_apply_view(
-        self,
-        relation: Any,
-        create_sql: str,
-        replace_sql: str,
-        fingerprint: str,
-        model_name: str,
-    ) -> str:
-        return apply_view(
-            self._run_sql,
-            relation.schema,
-            relation.identifier,
-            create_sql,
-            replace_sql,
-            fingerprint,
-            f"topic '{model_name}'",
-        )

@@ -31,6 +31,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi import storage
 from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.topic_row_index import is_small_batch
 
 STAGE_MAX_AGE_S = 24 * 3600
 CLAIM_MAX_AGE_S = 12 * 3600
@@ -106,7 +107,8 @@ def stale_staging_dirs(
 
 
 class TopicStagingAdapterMixin(metaclass=AdapterMeta):
-    """``adapter.topic_*`` methods that clean up what failed publishes left behind."""
+    """``adapter.topic_*`` methods that clean up what failed publishes left behind, and
+    the choice of how the staged batch is numbered."""
 
     def _has_local_filesystem(self) -> bool:
         return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
@@ -139,3 +141,9 @@ class TopicStagingAdapterMixin(metaclass=AdapterMeta):
         if not self._has_local_filesystem():
             return False
         return storage.remove(path)
+
+    @available
+    def topic_small_batch(self, plan_rows: Iterable[Any]) -> bool:
+        """Whether ``explain cost`` of the model estimates a batch small enough for the
+        single-window ``_row_idx`` (``topic_row_index.py``)."""
+        return is_small_batch([tuple(row) for row in plan_rows])

@@ -8,6 +8,7 @@ import re
 import pytest
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.jammi import topic_row_index
 from tests.conftest import test_file_format
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, columns_of, registration, rows
 
@@ -162,28 +163,34 @@ select cast(id as bigint) as n, cast(id % 3 as int) as bucket from range(0, 2000
 
 
 class TestTopicRowIndexAcrossPartitions(TopicProject):
-    """_row_idx is numbered without a single-task stage, and with exchange reuse off
-    (where that numbering could see the batch twice) in one window: both must give the
-    0-based contiguous positions of the model's output."""
+    """_row_idx of a small batch is numbered in one task; of a large one without a
+    single-task stage, and with exchange reuse off (where that numbering could see the
+    batch twice) in one window: all must give the 0-based contiguous positions of
+    the model's output. "Large" is forced by lowering the thresholds to nothing."""
 
     @pytest.fixture(scope="class")
     def models(self):
         return {"spread_rows.sql": SPREAD_SQL}
 
-    def test_positions_are_contiguous_and_in_output_order(self, project):
+    def test_positions_are_contiguous_and_in_output_order(self, project, monkeypatch):
         schema = project.test_schema
         run_dbt(["run"])
-        assert "__jammi_part" in staged_sql(project), "default: numbered in parallel"
+        assert "COALESCE(1)" in staged_sql(project), "a small batch: one task"
+        monkeypatch.setattr(topic_row_index, "SMALL_BATCH_ROWS", 0)
+        monkeypatch.setattr(topic_row_index, "SMALL_BATCH_BYTES", 0)
+        run_dbt(["run"])
+        assert "__jammi_part" in staged_sql(project), "a large batch: numbered in parallel"
         try:
             run_dbt(["run", "--vars", "{reuse: 'false'}"])
-            assert "row_number()" in staged_sql(project), "reuse off: one window"
+            staged = staged_sql(project)
+            assert "row_number()" in staged and "COALESCE" not in staged, "reuse off: a window"
         finally:
             run_dbt(["run", "--vars", "{reuse: 'true'}"])  # the shared session as found
         per_offset = rows(
             "SELECT _offset, count(*), count(DISTINCT _row_idx), min(_row_idx), max(_row_idx), "
             f"count_if(_row_idx != n) FROM {schema}.spread_rows GROUP BY _offset ORDER BY _offset"
         )
-        assert per_offset == [(o, 20000, 20000, 0, 19999, 0) for o in (1, 2, 3)]
+        assert per_offset == [(o, 20000, 20000, 0, 19999, 0) for o in (1, 2, 3, 4)]
 
 
 def staged_sql(project) -> str:

@@ -65,15 +65,8 @@
 {#-- The last offset `consumer` has recorded as consumed from a topic (0: none). A
      consumer keeps one position per tenant it runs bound to (NULL: unbound). --#}
 {% macro fetch_topic_consumed_offset(topic, topic_id, consumer, tenant) -%}
-  {%- set consumers = topic_consumers_relation(topic) -%}
-  {%- if not topic_table_exists(consumers) -%}
-    {{ return(0) }}
-  {%- endif -%}
-  {%- set rows = jammi_engine_query("select coalesce(max(last_offset), 0) from " ~ consumers
-      ~ " where topic_id = " ~ adapter.sql_string(topic_id)
-      ~ " and consumer = " ~ adapter.sql_string(consumer)
-      ~ " and tenant_id <=> " ~ (adapter.sql_string(tenant) if tenant is not none else "null")) -%}
-  {{ return(rows[0][0] | int) }}
+  {#-- asked directly: a missing positions table reads as 0 (no separate existence check) --#}
+  {{ return(adapter.topic_consumed_offset(topic_consumers_relation(topic), topic_id, consumer, tenant)) }}
 {%- endmacro %}
 
 
@@ -93,7 +86,10 @@
   {%- if execute -%}
     {%- for consumed in adapter.topic_take_consumed(model.unique_id) if consumed.upto > consumed.after -%}
       {%- set consumers = api.Relation.create(schema=consumed.topic_schema, identifier='topic_consumers', type='table') -%}
-      {% do jammi_engine_query(get_create_topic_consumers_sql(consumers)) %}
+      {%- if not adapter.topic_table_known(consumers) -%}
+        {% do jammi_engine_query(get_create_topic_consumers_sql(consumers)) %}
+        {% do adapter.topic_remember_table(consumers) %}
+      {%- endif -%}
       {% do jammi_engine_query("insert into " ~ consumers ~ " values ("
           ~ adapter.sql_string(model.unique_id) ~ ", "
           ~ (adapter.sql_string(consumed.tenant) if consumed.tenant is not none else "null") ~ ", "

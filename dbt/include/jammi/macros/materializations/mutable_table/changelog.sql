@@ -103,7 +103,7 @@
   {%- set topic_definition = adapter.topic_definition(definition.table_id, columns, {'topic_name': name}) -%}
   {%- set registry = topic_registry_relation(target_relation) -%}
   {% do adapter.topic_create_if_absent(get_create_topic_registry_sql(registry)) %}
-  {%- set topic = fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(target_relation.identifier)) -%}
+  {%- set topic = adapter.topic_registry_row(registry, 'relation_name', target_relation.identifier) -%}
   {%- if topic is none -%}
     {%- set topic = apply_topic_first_registration(target_relation, registry, topic_definition, 'delta' if file_format == 'delta' else 'parquet') -%}
   {%- endif -%}

@@ -24,9 +24,9 @@
 
   {#-- stage: write the batch to a fresh location that no reader can see yet --#}
   {%- set staging = topic_staging_target(backing, topic) -%}
-  {%- set parallel_row_index = topic_parallel_row_index() -%}
+  {%- set row_index = topic_row_index_form(sql) -%}
   {% call statement('main') -%}
-    {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, parallel_row_index) }}
+    {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index) }}
   {%- endcall %}
 
   {#-- retention: drop expired offsets that every registered consumer has consumed --#}

@@ -23,12 +23,10 @@
 {%- endmacro %}
 
 
+{#-- A topic table's location, fixed at its creation: kept for the invocation, read from
+     dbt's listing when it has one (topic_metadata.py). --#}
 {% macro fetch_topic_table_location(relation) -%}
-  {%- set rows = run_query("describe table extended " ~ relation) -%}
-  {%- for row in rows if row[0] == 'Location' -%}
-    {{ return(row[1]) }}
-  {%- endfor -%}
-  {% do exceptions.raise_compiler_error("cannot find the location of " ~ relation) %}
+  {{ return(adapter.topic_table_location(relation)) }}
 {%- endmacro %}
 
 
@@ -46,18 +44,23 @@
 
 
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
-     output, _produced_at one UTC-microsecond timestamp for the whole publish.
+     output, _produced_at one UTC-microseconds timestamp for the whole publish.
 
-     _row_idx without a single-task stage (`parallel_row_index`): the batch is numbered
-     where it is produced -- spark_partition_id() and monotonically_increasing_id(), whose
-     low 33 bits are the row's position within its partition -- and each row adds the
-     number of rows of the partitions before its own. `numbered` is referenced twice and
-     is not deterministic, so Spark does not inline it: it is evaluated once, into one
-     shuffle that both references read (exchange reuse). The positions are those of
-     `row_number() over (order by monotonically_increasing_id())`, the single-task form
-     used when spark.sql.exchange.reuse is off (each reference would evaluate the batch
-     again and could see different rows). --#}
-{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, parallel_row_index=true) -%}
+     `row_index` (topic_row_index.py says which, and why):
+     - 'one_task' (a small batch): the batch is coalesced into one task (no shuffle: its
+       partitions are read in order) and numbered there by `row_number() over (order by
+       monotonically_increasing_id())`. One stage after the model's own.
+     - 'window' (a large batch without exchange reuse): the same window over the batch
+       gathered into one partition by a shuffle.
+     - 'parallel' (a large batch): each row is numbered where it is produced --
+       spark_partition_id() and monotonically_increasing_id(), whose low 33 bits are the
+       row's position within its partition -- plus the number of rows of the partitions
+       before its own. `numbered` is referenced twice and is not deterministic, so Spark
+       does not inline it: it is evaluated once, into one shuffle that both references
+       read (exchange reuse).
+     All three give the positions of the window over the model's output order. --#}
+{% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index='parallel') -%}
+  {%- set parallel_row_index = row_index == 'parallel' -%}
   {%- if staging.kind == 'directory' -%}
   insert overwrite directory {{ adapter.sql_string(staging.target) }} using parquet
   {%- else -%}
@@ -88,6 +91,12 @@
     cast({{ adapter.sql_string(tenant) if tenant is not none else 'null' }} as string) as tenant_id
   {%- if parallel_row_index %}
   from numbered join part_starts on numbered.__jammi_part = part_starts.__jammi_part
+  {%- elif row_index == 'one_task' %}
+  from (
+    select /*+ COALESCE(1) */ * from (
+      {{ sql }}
+    ) as topic_rows
+  ) as topic_batch
   {%- else %}
   from (
     {{ sql }}
@@ -96,9 +105,19 @@
 {%- endmacro %}
 
 
-{#-- Whether the session reuses exchanges (Spark's default), which the parallel _row_idx
-     needs; read after the pre-hooks, which may set it. --#}
-{% macro topic_parallel_row_index() -%}
+{#-- How the batch is numbered: 'one_task' when Spark estimates it small (no job runs
+     for the estimate), else 'parallel', or 'window' when the session does not reuse
+     exchanges. Read after the pre-hooks, which may set spark.sql.exchange.reuse. --#}
+{% macro topic_row_index_form(sql) -%}
+  {%- set plan = jammi_engine_query('explain cost ' ~ sql) -%}
+  {%- if adapter.topic_small_batch(plan.rows) -%}
+    {{ return('one_task') }}
+  {%- endif -%}
+  {{ return('parallel' if topic_exchange_reuse() else 'window') }}
+{%- endmacro %}
+
+
+{% macro topic_exchange_reuse() -%}
   {%- set rows = run_query('set spark.sql.exchange.reuse') -%}
   {{ return(rows.rows | length == 0 or (rows.rows[0][1] | string | lower) != 'false') }}
 {%- endmacro %}
@@ -110,6 +129,7 @@
                                                topic_stored_columns(topic)) -%}
   {%- if staging.kind == 'table' -%}
     {% do run_query("drop table if exists " ~ staging.target) %}
+    {% do adapter.topic_forget_table(staging.target) %}
   {%- endif -%}
   {{ return(offset) }}
 {%- endmacro %}
@@ -118,9 +138,10 @@
 {#-- Last consumed offset of every registered consumer of a topic. --#}
 {% macro fetch_topic_consumer_positions(relation, topic_id) -%}
   {%- set consumers = topic_consumers_relation(relation) -%}
-  {%- if not topic_table_exists(consumers) -%}
+  {%- if not adapter.topic_table_known(consumers) and not topic_table_exists(consumers) -%}
     {{ return([]) }}
   {%- endif -%}
+  {%- do adapter.topic_remember_table(consumers) -%}
   {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "
                            ~ adapter.sql_string(topic_id) ~ " group by consumer, tenant_id") -%}
   {{ return(rows) }}

@@ -25,13 +25,11 @@
 {%- endmacro %}
 
 
-{#-- The registry row of the topic a relation (the model's view) stands for, or none. --#}
+{#-- The registry row of the topic a relation (the model's view) stands for, or none:
+     asked directly (a missing registry reads as no row) and kept for the invocation
+     once found (topic_metadata.py). --#}
 {% macro fetch_topic_registration(relation) -%}
-  {%- set registry = topic_registry_relation(relation) -%}
-  {%- if not topic_table_exists(registry) -%}
-    {{ return(none) }}
-  {%- endif -%}
-  {{ return(fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(relation.identifier))) }}
+  {{ return(adapter.topic_registry_row(topic_registry_relation(relation), 'relation_name', relation.identifier)) }}
 {%- endmacro %}
 
 
@@ -150,13 +148,13 @@
 {%- endmacro %}
 
 
-{#-- Find the model's topic or register it; then make sure the view is right. --#}
+{#-- Find the model's topic or register it; then make sure the view is right. The
+     registry is created only when no row is found (it may not exist yet). --#}
 {% macro apply_topic_registration(relation, definition) -%}
   {%- set registry = topic_registry_relation(relation) -%}
-  {% do adapter.topic_create_if_absent(get_create_topic_registry_sql(registry)) %}
-  {#-- the registry exists now (created here or by another run): read the row directly --#}
-  {%- set topic = fetch_topic_registry_row(registry, "relation_name = " ~ adapter.sql_string(relation.identifier)) -%}
+  {%- set topic = adapter.topic_registry_row(registry, 'relation_name', relation.identifier) -%}
   {%- if topic is none -%}
+    {% do adapter.topic_create_if_absent(get_create_topic_registry_sql(registry)) %}
     {%- set topic = apply_topic_first_registration(relation, registry, definition) -%}
   {%- endif -%}
   {% do topic_check_unchanged(topic, definition) %}
@@ -190,11 +188,13 @@
   {%- set staged = fetch_topic_table_location(registry) ~ '/_staging/' ~ adapter.topic_publish_id() -%}
   {% do run_query(get_stage_topic_registration_sql(staged, candidate, relation)) %}
   {%- if adapter.topic_claim_registration(registry, candidate.name, staged, model.name) -%}
+    {% do adapter.topic_remember_registration(registry, candidate) %}
     {{ return(candidate) }}
   {%- endif -%}
   {% do run_query("drop table if exists " ~ backing) %}
+  {% do adapter.topic_forget_table(backing) %}
   {% do adapter.topic_discard_staging(staged) %}
-  {%- set winner = fetch_topic_registry_row(registry, "name = " ~ adapter.sql_string(candidate.name)) -%}
+  {%- set winner = adapter.topic_registry_row(registry, 'name', candidate.name) -%}
   {%- if winner.relation_name != relation.identifier -%}
     {% do topic_raise_name_taken(candidate.name, winner.relation_name, relation) %}
   {%- endif -%}
