@@ -10,7 +10,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi import leftovers
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
-from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.ownership import Holder, abandoned, holder_properties, this_holder
 
 DAY_MS = 86_400_000
@@ -109,7 +109,7 @@ class _Cache:
         return [_Relation(schema, name) for name in self.listed.get(schema, [])]
 
 
-class _Adapter(MutableTableAdapterMixin):
+class _Adapter(MutableCommitAdapterMixin):
     def __init__(self, cache: _Cache) -> None:
         self.cache = cache
         self.statements: list[str] = []

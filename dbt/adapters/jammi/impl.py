@@ -18,7 +18,7 @@ from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.merge_commit import MERGE_FORMATS
-from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.predicates import validate_predicate
 from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
@@ -78,7 +78,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 
 
 class JammiAdapter(
-    MutableTableAdapterMixin,
+    MutableCommitAdapterMixin,
     MutableRulesAdapterMixin,
     ChangelogAdapterMixin,
     Scd2AdapterMixin,

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from dbt.adapters.jammi import merge_commit
-from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
 from tests.conftest import test_file_format
 from tests.functional.mutable_table.util import rows, run
 from tests.functional.topic.fixtures import spark
@@ -43,7 +43,7 @@ class TestDeltaMergeConflictReplans:
         run(project, "items")
         outcomes: list[bool] = []
         other_errors: list[BaseException] = []
-        original = MutableTableAdapterMixin.mutable_commit_merge
+        original = MutableCommitAdapterMixin.mutable_commit_merge
 
         def racing_commit(self, merge_sql, model_name, last_attempt):
             if outcomes:  # a re-plan: no second racer
@@ -78,7 +78,7 @@ class TestDeltaMergeConflictReplans:
                 else:
                     refused_racers.append(round_no)
 
-        monkeypatch.setattr(MutableTableAdapterMixin, "mutable_commit_merge", racing_commit)
+        monkeypatch.setattr(MutableCommitAdapterMixin, "mutable_commit_merge", racing_commit)
         refused_racers: list[int] = []
         replans = 0
         for round_no in range(1, ROUNDS + 1):
