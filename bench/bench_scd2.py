@@ -46,13 +46,20 @@ select * from {{{{ var('source') }}}}
 
 
 def print_plans(spark, executions: list[dict]) -> None:
-    """What the last batch cost Spark, in total and per SQL execution (the heaviest
-    first): exchanges, window operators and scans of the history table."""
-    summary = plan_summary(spark, executions, "item_history")
+    """What the last batch cost Spark, in total and per SQL execution that ran stages
+    (the heaviest first): exchanges, window operators and scans of the history table.
+    Scans are counted in AQE's final plan only (its plan text repeats the initial plan)."""
+    final = [
+        {**e, "planDescription": e.get("planDescription", "").split("== Initial Plan ==")[0]}
+        for e in executions
+    ]
+    summary = plan_summary(spark, final, "item_history")
     summary["windows"] = sum(n["nodeName"] == "Window" for e in executions for n in e["nodes"])
     print(f"plan of the last batch: {json.dumps(summary)}")
-    for e in sorted(executions, key=lambda e: -len(e.get("nodes", []))):
+    for e in sorted(final, key=lambda e: -len(e.get("nodes", []))):
         one = plan_summary(spark, [e], "item_history")
+        if not one["stages"]:
+            continue
         windows = sum(n["nodeName"] == "Window" for n in e["nodes"])
         text = statement_text(e.get("description", ""))[:70]
         print(
