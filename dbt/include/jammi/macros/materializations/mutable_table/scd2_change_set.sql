@@ -80,8 +80,8 @@
 {%- endmacro %}
 
 
-{#- `scan_target_once`: the stored rows are read once whatever it says (they enter the
-    one shuffle once); kept so get_change_set_sql's call stays the same for both planners -#}
+{#- `scan_target_once` is part of the dispatched signature (an override may use it);
+    this planner reads the stored rows once either way: they enter the one shuffle once -#}
 {% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
 {%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
@@ -134,7 +134,7 @@ target_rows as (
 stored_rows as (
   {%- if plan.hard_deletes %}
   {#- hard_deletes: every open key of the scope is touched, so every stored row enters
-      the shuffle; the keys left untouched are dropped after it (key_rows) #}
+      the shuffle; the keys left untouched are dropped after it (points) #}
   select * from target_rows
   {%- else %}
   {#- the stored rows of the keys the batch touches (a semi join; a broadcast of the
@@ -164,7 +164,7 @@ key_rows as (
 
 batch_events as (
   {#- per key and effective time: the highest version of the batch (all its rows without
-      version_column); a remaining conflict fails the query #}
+      version_column); a remaining conflict fails the query. Stored rows pass through. #}
   select {{ keys }}, _vf, _vt
     {%- for c in plan.value_columns %}, {{ c }}{% endfor %}, _is_delete, _version, _stored
   from (
@@ -187,10 +187,10 @@ batch_events as (
 
 points as (
   {#- the timeline's points: a batch event is one; a stored row is its start, plus a
-      "deleted" point at its valid_to when no stored interval starts there
-      {%- if plan.hard_deletes %}, plus (hard_deletes) a delete at the run's time when it
-      is open and its key is absent from the batch{% endif %}. _row marks a stored row's
-      start, which carries that row's valid_to for the diff #}
+      "deleted" point at its valid_to when no stored interval starts there, plus (with
+      hard_deletes) a delete at the run's time when it is open and its key is absent
+      from the batch. _row marks a stored row's start, which carries that row's
+      valid_to and values on to the diff #}
   select {{ keys }}, p._vf, p._new, p._is_delete, p._row,
     case when p._row then _vt end as _row_vt
     {%- for c in plan.value_columns %},
