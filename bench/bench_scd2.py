@@ -7,8 +7,10 @@ AS SELECT copy of the same table (median of three) -- the least work any rewrite
 table can do.
 
 Everything runs in one process on the embedded Spark session (one JVM), so the figures
-compare materialization times, not JVM start-up. Run:
-    .venv/bin/python bench/bench_scd2.py [--rows 1000000] [--format parquet]
+compare materialization times, not JVM start-up. `--plans` switches Spark's UI on and
+prints what the last batch cost Spark (stages, shuffles, window operators, scans of the
+table) and the same per SQL execution. Run:
+    .venv/bin/python bench/bench_scd2.py [--rows 1000000] [--format parquet] [--plans]
 """
 
 from __future__ import annotations
@@ -16,13 +18,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from harness import dbt, dbt_run, report, statement_profile, write_project
+from harness import (
+    dbt,
+    dbt_run,
+    plan_summary,
+    report,
+    spark_ui_executions,
+    statement_profile,
+    statement_text,
+    write_project,
+)
 
 KEYS_DEFAULT = 1_000_000
 BATCHES = 3
@@ -34,10 +46,43 @@ select * from {{{{ var('source') }}}}
 """
 
 
+def table_scans(execution: dict) -> int:
+    """Scans of the history table in an execution's final plan (its graph's nodes; the
+    plan text of an adaptive query also lists the initial plan's scans)."""
+    return sum(
+        n["nodeName"].startswith("Scan ") and bool(re.search(r"[/.]item_history\b", n["nodeName"]))
+        for n in execution.get("nodes", [])
+    )
+
+
+def print_plans(spark, executions: list[dict]) -> None:
+    """What the last batch cost Spark, in total and per SQL execution that ran stages
+    (the heaviest first): exchanges, window operators and scans of the history table."""
+    summary = plan_summary(spark, executions, "item_history")
+    summary["target_scans"] = sum(table_scans(e) for e in executions)
+    summary["windows"] = sum(n["nodeName"] == "Window" for e in executions for n in e["nodes"])
+    print(f"plan of the last batch: {json.dumps(summary)}")
+    for e in sorted(executions, key=lambda e: -len(e.get("nodes", []))):
+        one = plan_summary(spark, [e], "item_history")
+        if not one["stages"]:
+            continue
+        windows = sum(n["nodeName"] == "Window" for n in e["nodes"])
+        text = statement_text(e.get("description", ""))[:70]
+        print(
+            f"  stages {one['stages']:2d}  exchanges {one['shuffles']:2d}  windows {windows:2d}"
+            f"  scans {table_scans(e)}  {text}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", "--rows", type=int, default=KEYS_DEFAULT)
     parser.add_argument("--format", default="parquet")
+    parser.add_argument(
+        "--plans",
+        action="store_true",
+        help="Spark's UI on: print the last batch's stages, shuffles, windows and table scans",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary project")
     args = parser.parse_args()
     step = 100  # every 100th key changes: 1%
@@ -45,7 +90,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="jammi-bench-scd2-"))
     project = work / "project"
     (project / "models").mkdir(parents=True)
-    write_project(project, "bench_scd2", work / "spark")
+    write_project(
+        project, "bench_scd2", work / "spark", {"spark.ui.enabled": "true"} if args.plans else {}
+    )
     (project / "models" / "item_history.sql").write_text(SCD2_MODEL.format(fmt=args.format))
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
@@ -74,17 +121,13 @@ def main() -> None:
         load = dbt_run(
             project, "run", "-s", "item_history", "--vars", json.dumps({"source": "bench.items_v1"})
         )
-        runs = [
-            dbt_run(
-                project,
-                "run",
-                "-s",
-                "item_history",
-                "--vars",
-                json.dumps({"source": f"bench.items_v{batch}"}),
-            )
-            for batch in range(2, 2 + BATCHES)
-        ]
+        runs, executions = [], []
+        for batch in range(2, 2 + BATCHES):
+            seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
+            variables = json.dumps({"source": f"bench.items_v{batch}"})
+            runs.append(dbt_run(project, "run", "-s", "item_history", "--vars", variables))
+            if args.plans:
+                executions = [e for e in spark_ui_executions(spark) if e["id"] not in seen]
         copies = []
         for i in range(BATCHES):
             start = time.perf_counter()
@@ -110,6 +153,8 @@ def main() -> None:
         print(f"ratio scd2 batch / CTAS copy: {ours / ctas:.2f}x")
         print(f"history after the batches: {total:,} rows, {open_rows:,} open -> correct")
         print(f"scd2 batch: {statement_profile(runs[-1], 30)}")
+        if args.plans:
+            print_plans(spark, executions)
         report(
             f"scd2 batch 1% ({args.format})",
             args.keys,

@@ -116,10 +116,13 @@ def test_render_first_run_and_options():
         definition(hard_deletes="delete", delete_when="availability = 'gone'"), "b", None
     )
     assert "where 1 = 0" in sql  # no stored rows yet
-    assert "hard_delete_events" in sql
+    # hard_deletes: every stored row of the scope enters the shuffle; an open key absent
+    # from the batch gets a delete point at the run's time, untouched keys are dropped
+    assert "and not _key_in_batch then cast(" in sql
+    assert "where _key_in_batch or _key_open" in sql
     assert "coalesce((availability = 'gone'), false) as _is_delete" in sql
     no_hard = render_scd2_change_set(definition(), "b", "t")
-    assert "hard_delete_events" not in no_hard
+    assert "_key_in_batch" not in no_hard
     assert "coalesce(" not in no_hard.split("as _is_delete")[0].rsplit("\n", 1)[-1]
 
 
@@ -130,20 +133,22 @@ def test_render_run_time_literal():
     assert "cast(1767225600000 as bigint) as _vf" in sql
 
 
-def test_render_reads_stored_rows_once_only_when_asked():
-    """The rewrite applier asks for one read of the touched keys' stored rows: their CTE
-    gets an unused non-deterministic column, so Spark does not inline it into both of
-    its readers; the MERGE path (Delta) renders the plain CTE."""
-
-    def old_rows(sql: str) -> str:
-        start = sql.index("old_rows as (")
-        return " ".join(sql[start : sql.index("old_points as (")].split())
-
-    once = render_scd2_change_set(definition(), "b", "t", scan_target_once=True)
-    plain = render_scd2_change_set(definition(), "b", "t")
-    assert "select t.*, spark_partition_id() as _scan_part from target_rows t" in old_rows(once)
-    assert "spark_partition_id" not in plain
-    assert "select t.* from target_rows t left semi join touched_keys k" in old_rows(plain)
-    # both readers still read old_rows; nothing reads the marker column
-    assert once.count("from old_rows") == 1 and once.count("join old_rows o") == 1
-    assert once.count("_scan_part") == 1
+def test_render_shuffles_once_by_the_effective_key():
+    """Batch rows and the touched keys' stored rows meet in one union, distributed by
+    (tenant_id, primary key) once; every later window and group by is partitioned by
+    those keys plus more (no joins on (keys, valid_from), no other partitioning), and
+    the stored table is read once, with or without scan_target_once."""
+    keys = "`tenant_id`, `item_id`"
+    for once in (False, True):
+        sql = render_scd2_change_set(definition(), "b", "t", scan_target_once=once)
+        flat = " ".join(sql.split())
+        assert flat.count(" distribute by ") == 1
+        assert f") distribute by {keys} )," in flat
+        assert flat.count("from t ") == 1  # one read of the stored table
+        assert "spark_partition_id" not in flat
+        assert "select t.* from target_rows t left semi join batch_rows b" in flat
+        assert " full outer join " not in flat
+        partitions = re.findall(r"partition by (.*?) (?:order by|\))", flat)
+        groups = re.findall(r"group by (.*?) \)", flat)
+        assert len(partitions) >= 6 and len(groups) == 1
+        assert all(p.startswith(keys) for p in partitions + groups), partitions + groups

@@ -34,9 +34,9 @@
 
 
 {#-- The planner for the definition's history mode. --#}
-{#-- `scan_target_once`: the planner may read the stored rows it needs once (scd2 reads
-     them twice otherwise); the rewrite applier asks for it, which stages the change
-     set anyway. --#}
+{#-- `scan_target_once`: the rewrite applier (which stages the change set) allows the
+     planner to read the stored rows it needs once; the default scd2 planner reads them
+     once either way, an override (jammi__get_scd2_change_set_sql) may use it. --#}
 {#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). Sets the run-only
      `now_ms` on the definition. --#}
 {% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}

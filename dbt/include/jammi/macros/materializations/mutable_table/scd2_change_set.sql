@@ -6,11 +6,17 @@
   ('insert', 'update', 'delete'). Closing an interval is an 'update' of its valid_to,
   opening one is an 'insert', splitting one is both.
 
-  Method (docs/scd2.md): per effective key, merge the stored timeline (each interval's
-  start, plus a "deleted" point where an interval ends without a successor) with the
-  batch's change points (rows, delete_when rows, hard deletes), drop the batch points
-  that change nothing, recompute valid_to with lead() over what remains, and diff the
-  result against the stored rows of the touched keys.
+  Method (docs/scd2.md): the batch's change events and the stored rows of the touched
+  keys are tagged, unioned and shuffled ONCE by the effective key (tenant_id, primary
+  key); everything after that is per key, in that partitioning (Spark's
+  HashPartitioning(keys) satisfies every `partition by keys, x` / `group by keys, x`
+  below, so nothing is shuffled again). Per key: the batch is deduplicated and checked,
+  the stored rows become the stored timeline (each interval's start, plus a "deleted"
+  point where an interval ends without a successor), one point per time merges batch
+  and stored points (group by, not a join), the batch points that change nothing are
+  dropped, valid_to is recomputed with lead() over what remains, and each point is
+  compared with the stored row that starts at it (carried through the merge), which
+  gives the change.
 -#}
 
 {% macro get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
@@ -74,16 +80,27 @@
 {%- endmacro %}
 
 
+{#- `scan_target_once` is part of the dispatched signature (an override may use it);
+    this planner reads the stored rows once either way: they enter the one shuffle once -#}
 {% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
 {%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
 {%- set keys = scd2_key_list(plan) -%}
 {%- set version_expr = 'cast(' ~ plan.version_column ~ ' as bigint)' if plan.version_column else 'cast(null as bigint)' -%}
 {%- set tenant_expr = mutable_tenant_expr(definition, tenant) -%}
+{%- set valid_from_name = plan.valid_from | replace('`', '') -%}
 {%- set key_text -%}
   concat_ws(', '
     {%- for k in plan.key_columns %}, concat({{ adapter.sql_string(k | replace('`', '') ~ '=') }}, coalesce(cast({{ k }} as string), 'NULL')){% endfor %},
     concat('tenant_id=', coalesce({{ tenant_col }}, 'NULL')))
+{%- endset -%}
+{#- the columns a timeline point carries from the merge on: its state (values,
+    _is_delete), how the merge decided it, and the stored row starting at it -#}
+{%- set point_columns -%}
+  {{ keys }}, _vf
+  {%- for c in plan.value_columns %}, {{ c }}{% endfor %},
+  _is_delete, _new_wins, _has_old, _old_is_delete, _has_row, _row_vt
+  {%- for c in plan.value_columns %}, `_old_{{ loop.index }}`{% endfor %}
 {%- endset -%}
 with
 
@@ -106,35 +123,61 @@ batch_rows as (
 batch_checked as (
   select * from batch_rows
   where assert_true(_vf is not null, concat(
-    'dbt-jammi scd2: a row of the batch has NULL {{ plan.valid_from | replace("`", "") }} (', {{ key_text }},
+    'dbt-jammi scd2: a row of the batch has NULL {{ valid_from_name }} (', {{ key_text }},
     '); output the effective time as bigint epoch milliseconds for every row')) is null
 ),
 
-batch_distinct as (
-  {#- identical duplicates collapse; a delete's other columns do not matter #}
-  select distinct {{ keys }}, _vf,
-    {%- for c in plan.value_columns %}
-    case when _is_delete then null else {{ c }} end as {{ c }},
-    {%- endfor %}
-    _is_delete, _version
-  from batch_checked
+target_rows as (
+  {{ scd2_target_rows_clause(plan, definition, target_relation, tenant) }}
 ),
 
-batch_top as (
-  {#- per key and effective time: the highest version (all rows without version_column) #}
+stored_rows as (
+  {%- if plan.hard_deletes %}
+  {#- hard_deletes: every open key of the scope is touched, so every stored row enters
+      the shuffle; the keys left untouched are dropped after it (points) #}
+  select * from target_rows
+  {%- else %}
+  {#- the stored rows of the keys the batch touches (a semi join; a broadcast of the
+      batch's keys when the batch is small) #}
+  select t.* from target_rows t
+  left semi join batch_rows b on {{ scd2_key_match_clause(plan, 't', 'b') }}
+  {%- endif %}
+),
+
+key_rows as (
+  {#- THE shuffle: batch rows and stored rows, tagged, distributed by the effective key.
+      A delete's other columns do not matter (identical duplicates collapse below). #}
   select * from (
-    select *, rank() over (partition by {{ keys }}, _vf order by _version desc nulls last) as _rank
-    from batch_distinct
-  ) where _rank = 1
+    select {{ keys }}, _vf, cast(null as bigint) as _vt
+      {%- for c in plan.value_columns %},
+      case when _is_delete then null else {{ c }} end as {{ c }}
+      {%- endfor %},
+      _is_delete, _version, false as _stored
+    from batch_checked
+    union all
+    select {{ keys }}, _vf, _vt
+      {%- for c in plan.value_columns %}, {{ c }}{% endfor %},
+      false as _is_delete, {{ version_expr }} as _version, true as _stored
+    from stored_rows
+  ) distribute by {{ keys }}
 ),
 
 batch_events as (
-  select {{ keys }}, _vf
-    {%- for c in plan.value_columns %}, {{ c }}{% endfor %}, _is_delete, _version
-  from (select *, count(*) over (partition by {{ keys }}, _vf) as _rows_at_vf from batch_top)
-  where assert_true(_rows_at_vf = 1, concat(
-    'dbt-jammi scd2: the batch has different rows for one key at the same {{ plan.valid_from | replace("`", "") }} (',
-    {{ key_text }}, ', {{ plan.valid_from | replace("`", "") }}=', cast(_vf as string), '); ',
+  {#- per key and effective time: the highest version of the batch (all its rows without
+      version_column); a remaining conflict fails the query. Stored rows pass through. #}
+  select {{ keys }}, _vf, _vt
+    {%- for c in plan.value_columns %}, {{ c }}{% endfor %}, _is_delete, _version, _stored
+  from (
+    select *, count(*) over (partition by {{ keys }}, _vf, _stored) as _rows_at_vf
+    from (
+      select *, rank() over (partition by {{ keys }}, _vf, _stored order by _version desc nulls last) as _rank
+      from (select distinct * from key_rows)
+    )
+    where _rank = 1 or _stored
+  )
+  where assert_true(_rows_at_vf = 1 or _stored, concat(
+    'dbt-jammi scd2: the batch has different rows for one key at the same {{ valid_from_name }} (',
+    {{ key_text }}, ', {{ valid_from_name }}=', cast(_vf as string), '); ',
     {%- if plan.version_column %}
     'they also share the highest {{ plan.version_column | replace("`", "") }}; make the versions differ or deduplicate the model output'
     {%- else %}
@@ -142,105 +185,90 @@ batch_events as (
     {%- endif %})) is null
 ),
 
-target_rows as (
-  {{ scd2_target_rows_clause(plan, definition, target_relation, tenant) }}
-),
-
-{% if plan.hard_deletes -%}
-batch_keys as (
-  select distinct {{ keys }} from batch_rows
-),
-
-hard_delete_events as (
-  {#- hard_deletes: delete -- open keys absent from the output close at the run's time #}
-  select {{ scd2_key_list(plan, 't.') }}, cast({{ plan.run_time_ms }} as bigint) as _vf
-    {%- for c in plan.value_columns %}, cast(null as {{ plan.value_types[loop.index0] }}) as {{ c }}{% endfor %},
-    true as _is_delete, cast(null as bigint) as _version
-  from target_rows t
-  left anti join batch_keys b on {{ scd2_key_match_clause(plan, 't', 'b') }}
-  where t._vt is null
-),
-{%- endif %}
-
-new_points as (
-  select * from batch_events
+points as (
+  {#- the timeline's points: a batch event is one; a stored row is its start, plus a
+      "deleted" point at its valid_to when no stored interval starts there, plus (with
+      hard_deletes) a delete at the run's time when it is open and its key is absent
+      from the batch. _row marks a stored row's start, which carries that row's
+      valid_to and values on to the diff #}
+  select {{ keys }}, p._vf, p._new, p._is_delete, p._row,
+    case when p._row then _vt end as _row_vt
+    {%- for c in plan.value_columns %},
+    case when p._row or not _stored then {{ c }} end as {{ c }}
+    {%- endfor %},
+    case when p._row or not _stored then _version end as _version
+  from (
+    select *,
+      min(case when _stored then _vf end) over (partition by {{ keys }} order by _vf, _stored
+        rows between 1 following and unbounded following) as _next_stored_vf
+      {%- if plan.hard_deletes %},
+      bool_or(not _stored) over key_rows_all as _key_in_batch,
+      bool_or(_stored and _vt is null) over key_rows_all as _key_open
+      {%- endif %}
+    from batch_events
+    {%- if plan.hard_deletes %}
+    window key_rows_all as (partition by {{ keys }} order by _vf, _stored
+      rows between unbounded preceding and unbounded following)
+    {%- endif %}
+  ) as e
+  lateral view explode(filter(array(
+      named_struct('_vf', _vf, '_is_delete', _is_delete, '_new', not _stored, '_row', _stored),
+      named_struct('_vf', case when _stored and _vt is not null and not (_next_stored_vf <=> _vt) then _vt end,
+                   '_is_delete', true, '_new', false, '_row', false)
+      {%- if plan.hard_deletes %},
+      named_struct('_vf', case when _stored and _vt is null and not _key_in_batch then cast({{ plan.run_time_ms }} as bigint) end,
+                   '_is_delete', true, '_new', true, '_row', false)
+      {%- endif %}
+    ), x -> x._vf is not null)) points as p
   {%- if plan.hard_deletes %}
-  union all
-  select * from hard_delete_events
+  where _key_in_batch or _key_open
   {%- endif %}
 ),
 
-touched_keys as (
-  select distinct {{ keys }} from new_points
-),
-
-old_rows as (
-  {#- the stored rows of the touched keys, read by old_points and by changes: with
-      `scan_target_once` the spark_partition_id() column (never used) makes this CTE
-      non-deterministic, so Spark evaluates it once into a shuffle that both read
-      (exchange reuse) instead of scanning the table twice; without reuse it is read
-      twice, giving the same rows #}
-  select t.*{% if scan_target_once %}, spark_partition_id() as _scan_part{% endif %}
-  from target_rows t
-  left semi join touched_keys k on {{ scd2_key_match_clause(plan, 't', 'k') }}
-),
-
-old_points as (
-  {#- the stored timeline: every interval's start, and a "deleted" point where an
-      interval ends without a successor starting at its valid_to (one scan) #}
-  select {{ keys }}, p._vf
-    {%- for c in plan.value_columns %},
-    case when p._is_delete then null else {{ c }} end as {{ c }}
-    {%- endfor %},
-    p._is_delete,
-    case when p._is_delete then cast(null as bigint) else {{ version_expr }} end as _version
-  from (
-    select *, lead(_vf) over (partition by {{ keys }} order by _vf) as _next_vf
-    from old_rows
-  ) as o
-  lateral view explode(
-    case when _vt is not null and not (_next_vf <=> _vt)
-      then array(named_struct('_vf', _vf, '_is_delete', false),
-                 named_struct('_vf', _vt, '_is_delete', true))
-      else array(named_struct('_vf', _vf, '_is_delete', false))
-    end) points as p
-),
-
 merged_points as (
-  {#- one point per key and time; a batch point replaces a stored one unless
-      version_column says the stored version is newer or equal -#}
+  {#- one point per key and time (a batch point and a stored one at the same time meet
+      in one group, not in a join); a batch point replaces a stored one unless
+      version_column says the stored version is newer or equal #}
   {%- set new_wins -%}
-    (n._vf is not null and (o._vf is null or o._is_delete or n._version is null
-      or o._version is null or n._version > o._version))
+    (_has_new and (not _has_old or _old_is_delete or _new_version is null
+      or _old_version is null or _new_version > _old_version))
   {%- endset %}
-  select
-    case when n._vf is not null then n.{{ tenant_col }} else o.{{ tenant_col }} end as {{ tenant_col }},
-    {%- for k in plan.key_columns %}
-    case when n._vf is not null then n.{{ k }} else o.{{ k }} end as {{ k }},
-    {%- endfor %}
-    coalesce(n._vf, o._vf) as _vf,
-    {%- for c in plan.value_columns %}
-    case when {{ new_wins }} then n.{{ c }} else o.{{ c }} end as {{ c }},
-    {%- endfor %}
-    case when {{ new_wins }} then n._is_delete else o._is_delete end as _is_delete,
-    {{ new_wins }} as _new_wins,
-    o._vf is not null as _has_old,
-    coalesce(o._is_delete, false) as _old_is_delete
-  from new_points n
-  full outer join old_points o
-    on {{ scd2_key_match_clause(plan, 'n', 'o') }} and n._vf = o._vf
+  select {{ keys }}, _vf
+    {%- for c in plan.value_columns %},
+    case when _new_wins then `_new_{{ loop.index }}` else `_old_{{ loop.index }}` end as {{ c }}
+    {%- endfor %},
+    case when _new_wins then _new_is_delete else _old_is_delete end as _is_delete,
+    _new_wins, _has_old, _old_is_delete, _has_row, _row_vt
+    {%- for c in plan.value_columns %}, `_old_{{ loop.index }}`{% endfor %}
+  from (select *, {{ new_wins }} as _new_wins from (
+    select {{ keys }}, _vf,
+      bool_or(_new) as _has_new,
+      bool_or(not _new) as _has_old,
+      bool_or(not _new and _is_delete) as _old_is_delete,
+      bool_or(_is_delete) filter (where _new) as _new_is_delete,
+      max(_version) filter (where _new) as _new_version,
+      max(_version) filter (where not _new) as _old_version,
+      bool_or(_row) as _has_row,
+      max(_row_vt) as _row_vt
+      {%- for c in plan.value_columns %},
+      max({{ c }}) filter (where _new) as `_new_{{ loop.index }}`,
+      max({{ c }}) filter (where not _new) as `_old_{{ loop.index }}`
+      {%- endfor %}
+    from points
+    group by {{ keys }}, _vf
+  ))
 ),
 
 first_pass as (
   {#- which batch points change something, judged against the point before each;
-      _segment numbers the stored intervals (a stored start opens a segment) #}
+      _segment_start is the latest stored interval start at or before the point #}
   select *, {{ scd2_kept_clause(plan) }} as _kept
   from (
     select *,
       {{ scd2_lag_columns(plan) }},
-      sum(case when _has_old and not _old_is_delete then 1 else 0 end)
+      max(case when _has_row then _vf end)
         over (partition by {{ keys }} order by _vf
-              rows between unbounded preceding and current row) as _segment
+              rows between unbounded preceding and current row) as _segment_start
     from merged_points
     window key_timeline as (partition by {{ keys }} order by _vf)
   )
@@ -250,17 +278,16 @@ timeline_points as (
   {#- a stored "deleted" point is forgotten once a batch delete already ended its
       interval earlier (as applying the events one by one would): a later batch row in
       that gap then runs to the next stored start, not to the old end #}
-  select {{ keys }}, _vf
-    {%- for c in plan.value_columns %}, {{ c }}{% endfor %},
-    _is_delete, _new_wins, _has_old
+  select {{ point_columns }}
   from (
     select *,
-      max(case when _kept and _is_delete then 1 end) over (
-        partition by {{ keys }}, _segment order by _vf
-        rows between unbounded preceding and 1 preceding) as _deleted_before
+      max(case when _kept and _is_delete then _vf end) over (
+        partition by {{ keys }} order by _vf
+        rows between unbounded preceding and 1 preceding) as _last_delete
     from first_pass
   )
-  where not (_has_old and _old_is_delete and _is_delete and _deleted_before is not null)
+  where not (_has_old and _old_is_delete and _is_delete
+    and _last_delete is not null and (_segment_start is null or _last_delete >= _segment_start))
 ),
 
 kept_points as (
@@ -276,33 +303,25 @@ kept_points as (
   where {{ scd2_kept_clause(plan) }}
 ),
 
-desired_rows as (
-  select * from (
-    select {{ keys }}, _vf, lead(_vf) over (partition by {{ keys }} order by _vf) as _vt
-      {%- for c in plan.value_columns %}, {{ c }}{% endfor %}, _is_delete
-    from kept_points
-  ) where not _is_delete
-),
-
 changes as (
-  {#- one full outer join of the wanted rows with the stored rows of the touched keys #}
-  select
-    case when d._vf is not null then d.{{ tenant_col }} else o.{{ tenant_col }} end as {{ tenant_col }},
-    {%- for k in plan.key_columns %}
-    case when d._vf is not null then d.{{ k }} else o.{{ k }} end as {{ k }},
-    {%- endfor %}
-    coalesce(d._vf, o._vf) as _vf,
-    case when d._vf is not null then d._vt else o._vt end as _vt,
+  {#- a kept point that is not a delete is a wanted row, valid_to = lead(valid_from);
+      compared with the stored row starting at the same time (every stored start is a
+      kept point): insert (none stored), update (different valid_to or values), delete
+      (stored, but the point is a delete) #}
+  select {{ keys }}, _vf,
+    case when _is_delete then _row_vt else _vt end as _vt,
     {%- for c in plan.value_columns %}
-    case when d._vf is not null then d.{{ c }} else o.{{ c }} end as {{ c }},
+    case when _is_delete then `_old_{{ loop.index }}` else {{ c }} end as {{ c }},
     {%- endfor %}
-    case when d._vf is null then 'delete' when o._vf is null then 'insert' else 'update' end
+    case when _is_delete then 'delete' when not _has_row then 'insert' else 'update' end
       as _change
-  from desired_rows d
-  full outer join old_rows o on {{ scd2_key_match_clause(plan, 'd', 'o') }} and o._vf = d._vf
-  where d._vf is null or o._vf is null
-    or not (d._vt <=> o._vt
-    {%- for c in plan.value_columns %} and d.{{ c }} <=> o.{{ c }}{% endfor %})
+  from (
+    select {{ point_columns }}, lead(_vf) over (partition by {{ keys }} order by _vf) as _vt
+    from kept_points
+  )
+  where (_has_row or not _is_delete)
+    and (_is_delete or not _has_row or not (_vt <=> _row_vt
+    {%- for c in plan.value_columns %} and {{ c }} <=> `_old_{{ loop.index }}`{% endfor %}))
 )
 
 select
