@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
+from spark_cluster import StandaloneCluster, kill_group, running_cluster  # noqa: E402
+
 HOST = "127.0.0.1"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -69,13 +72,20 @@ DELTA_CONFS = {
 
 
 def server_command(
-    spark_home: Path, state: Path, port: int, delta_jars: Optional[str] = None
+    spark_home: Path,
+    state: Path,
+    port: int,
+    delta_jars: Optional[str] = None,
+    cluster_confs: Optional[dict[str, str]] = None,
 ) -> list[str]:
-    """spark-submit of HiveThriftServer2 in local mode, state confined to `state`; with
-    `delta_jars` (comma-separated) Delta Lake is on the server's session."""
+    """spark-submit of HiveThriftServer2, state confined to `state`: in local mode, or
+    with ``cluster_confs`` (StandaloneCluster.application_confs) as the driver of an
+    application on a standalone cluster; with `delta_jars` (comma-separated) Delta Lake
+    is on the server's session (and shipped to the executors)."""
     metastore = state / "metastore_db"
     confs = {
         "spark.master": os.environ.get("JAMMI_THRIFT_MASTER", "local[2]"),
+        **(cluster_confs or {}),
         "spark.app.name": "jammi-thrift-server",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
@@ -86,6 +96,7 @@ def server_command(
             f"jdbc:derby:;databaseName={metastore};create=true"
         ),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={state}",
+        "spark.driver.host": HOST,
         "spark.hadoop.hive.server2.thrift.bind.host": HOST,
         "spark.hadoop.hive.server2.thrift.port": str(port),
     }
@@ -148,6 +159,7 @@ class ThriftServer:
     port: int = 0
     pid: int = 0
     delta_jars: Optional[str] = None
+    cluster_confs: Optional[dict[str, str]] = None
 
     @property
     def log_path(self) -> Path:
@@ -165,13 +177,15 @@ class ThriftServer:
                 f"directory; stop it first (`thrift_server.py stop --state-dir {self.state_dir}`)"
             )
         spark_home = pyspark_home()
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart keeps its port
         env = dict(os.environ, SPARK_HOME=str(spark_home))
         env.pop("PYSPARK_SUBMIT_ARGS", None)
         env.setdefault("SPARK_LOCAL_IP", HOST)
         with open(self.log_path, "ab") as log:
             process = subprocess.Popen(
-                server_command(spark_home, self.state_dir, self.port, self.delta_jars),
+                server_command(
+                    spark_home, self.state_dir, self.port, self.delta_jars, self.cluster_confs
+                ),
                 cwd=self.state_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -215,17 +229,15 @@ class ThriftServer:
         """SIGTERM the server's process group, then SIGKILL whatever is left."""
         if not self.pid:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _group_alive(self.pid):
-            _reap(self.pid)
-            time.sleep(0.5)
-        if _group_alive(self.pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pid, signal.SIGKILL)
-            time.sleep(0.5)
-        _reap(self.pid)
+        kill_group(self.pid, signal.SIGTERM, timeout)
+        self._cleanup_info()
+        self.pid = 0
+
+    def kill(self) -> None:
+        """SIGKILL the server's process group at once (a crash, not a shutdown); the
+        state directory stays, so `start()` brings the same server back on its port."""
+        if self.pid:
+            kill_group(self.pid, signal.SIGKILL, timeout=0)
         self._cleanup_info()
         self.pid = 0
 
@@ -242,30 +254,22 @@ class ThriftServer:
         return cls(state_dir=state_dir, host=info["host"], port=info["port"], pid=info["pid"])
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status when the server is our own child (avoids a zombie)."""
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-
-
 @contextlib.contextmanager
 def running_thrift_server(
-    state_dir: Optional[Path] = None, keep_state: bool = False, delta_jars: Optional[str] = None
+    state_dir: Optional[Path] = None,
+    keep_state: bool = False,
+    delta_jars: Optional[str] = None,
+    cluster: Optional[StandaloneCluster] = None,
 ) -> Iterator[ThriftServer]:
-    """A started server for the duration of the block; state removed afterwards."""
+    """A started server for the duration of the block (on ``cluster`` when given, else
+    in local mode); state removed afterwards."""
     own_dir = state_dir is None
     directory = Path(tempfile.mkdtemp(prefix="jammi-thrift-")) if own_dir else Path(state_dir)
-    server = ThriftServer(state_dir=directory, delta_jars=delta_jars)
+    server = ThriftServer(
+        state_dir=directory,
+        delta_jars=delta_jars,
+        cluster_confs=cluster.application_confs() if cluster else None,
+    )
     try:
         server.start()
         yield server
@@ -289,6 +293,9 @@ LANE_TEST_DIRS = [
     "tests/process/test_thrift_races.py",  # two dbt processes racing on one table or topic
     "tests/process/test_tail.py",  # the live tail following publishes of other processes
 ]
+
+# Faults on the cluster's side (own servers on the lane's cluster, after the lane's server).
+FAULT_TESTS = ["tests/process/test_cluster_faults.py"]
 
 # On a Delta server `make test` runs what only a Delta server can show, within CI's time:
 # the tenant guard reading Delta's printed plans (V2 CTAS of bound table models,
@@ -347,6 +354,21 @@ def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) ->
     return max((code for _, code, _ in results), default=0)
 
 
+def run_fault_tests(cluster: StandaloneCluster) -> int:
+    """tests/process/test_cluster_faults.py on ``cluster``: a worker SIGKILLed under a
+    run and under a publish, the Thrift server SIGKILLed in a commit and restarted."""
+    command = [sys.executable, "-m", "pytest", *FAULT_TESTS, "-q", "-p", "no:cacheprovider"]
+    print(f"\nthrift lane: fault tests on the cluster: {' '.join(command)}", flush=True)
+    started = time.monotonic()
+    env = dict(os.environ, JAMMI_CLUSTER_STATE=str(cluster.state_dir))
+    code = subprocess.call(command, cwd=REPO_ROOT, env=env)
+    print(
+        f"  {'ok  ' if code == 0 else 'FAIL'} fault tests on the cluster "
+        f"({time.monotonic() - started:.0f}s, exit {code})"
+    )
+    return code
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -363,6 +385,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             "--delta",
             action="store_true",
             help="a server with Delta Lake (JAMMI_DELTA_JARS, else ../shared/jars/delta)",
+        )
+        cmd.add_argument(
+            "--local",
+            action="store_true",
+            help="the server in local mode (one JVM) instead of as the driver of an "
+            "application on a standalone cluster (a master and two workers on loopback)",
         )
     lane.add_argument(
         "--all",
@@ -398,22 +426,41 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not delta_jars:
             print("thrift lane (delta) SKIPPED: no Delta jars (JAMMI_DELTA_JARS or ../shared)")
             return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
-    with running_thrift_server(delta_jars=delta_jars) as server:
-        print(
-            f"Spark Thrift Server ready on {server.host}:{server.port} "
-            f"after {time.monotonic() - started:.0f}s",
-            flush=True,
-        )
-        if args.command == "run":
-            command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-            if not command:
-                parser.error("run needs a command after --")
-            code = subprocess.call(command, env=server_env(server))
-        else:
-            subset = args.delta and not args.all
-            tests = DELTA_LANE_TESTS if subset else LANE_TEST_DIRS
-            code = run_lane(server, tests, build=not subset)
-    print(f"Spark Thrift Server stopped; total {time.monotonic() - started:.0f}s", flush=True)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if not args.local:
+            cluster_dir = Path(tempfile.mkdtemp(prefix="jammi-cluster-"))
+            stack.callback(shutil.rmtree, cluster_dir, ignore_errors=True)
+            cluster = stack.enter_context(running_cluster(cluster_dir, pyspark_home()))
+            print(
+                f"Spark standalone cluster ready at {cluster.url} ({cluster.workers} workers, "
+                f"{cluster.total_cores} cores) after {time.monotonic() - started:.0f}s",
+                flush=True,
+            )
+        with running_thrift_server(delta_jars=delta_jars, cluster=cluster) as server:
+            print(
+                f"Spark Thrift Server ready on {server.host}:{server.port} "
+                f"({'on ' + cluster.url if cluster else 'local mode'}) "
+                f"after {time.monotonic() - started:.0f}s",
+                flush=True,
+            )
+            if args.command == "run":
+                command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+                if not command:
+                    parser.error("run needs a command after --")
+                env = server_env(server)
+                if cluster:
+                    env["JAMMI_CLUSTER_STATE"] = str(cluster.state_dir)
+                code = subprocess.call(command, env=env)
+            else:
+                subset = args.delta and not args.all
+                tests = DELTA_LANE_TESTS if subset else LANE_TEST_DIRS
+                code = run_lane(server, tests, build=not subset)
+        if args.command == "lane" and cluster and not args.delta:
+            # After the lane's server has given the cluster's cores back: the fault
+            # tests start (and kill) servers and workers of their own on it.
+            code = max(code, run_fault_tests(cluster))
+    print(f"thrift lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code
 
 
