@@ -398,6 +398,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         help="with --delta: every feature test, not only DELTA_LANE_TESTS",
     )
     run.add_argument("argv", nargs=argparse.REMAINDER)
+    sub.add_parser("faults", help="a standalone cluster and the fault tests on it, no lane")
     args = parser.parse_args(argv)
 
     if args.command == "start":
@@ -418,6 +419,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     # SIGTERM (CI cancelling the job) unwinds like Ctrl-C, so the server is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
+    if args.command == "faults":
+        cluster_dir = Path(tempfile.mkdtemp(prefix="jammi-cluster-"))
+        try:
+            with running_cluster(cluster_dir, pyspark_home()) as cluster:
+                return run_fault_tests(cluster)
+        finally:
+            shutil.rmtree(cluster_dir, ignore_errors=True)
     delta_jars = None
     if getattr(args, "delta", False):
         from delta_lane import local_jars  # scripts/ is this script's directory
