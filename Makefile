@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+.PHONY: java-check demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,13 @@ thrift-delta-lane-all: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta --all
 
+# Faults on the cluster's side (tests/process/test_cluster_faults.py): a standalone
+# cluster on loopback, a worker SIGKILLed under a run and under a publish, the Thrift
+# server SIGKILLed in a commit and restarted.
+cluster-fault-lane: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py faults
+
 # Real dbt processes SIGKILLed at measured points of a run (tests/process, method:
 # session); tests/process's Thrift races run inside thrift-lane.
 crash-lane: $(STAMP)
@@ -88,7 +95,20 @@ bench: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/python bench/run_all.py --rows $(ROWS)
 
-test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
+# lint and unit first (a minute; they stop a broken change early), then the lanes on two
+# tracks side by side, then the kill-point lanes alone (scripts/test_lanes.py says why).
+# README, "Tests", says what each lane covers.
+TRACK_1 ?= functional delta-lane thrift-delta-lane
+TRACK_2 ?= thrift-lane
+ALONE ?= crash-lane cluster-fault-lane
+test: lint unit
+	@$(BIN)/python scripts/test_lanes.py "$(TRACK_1)" "$(TRACK_2)" --then "$(ALONE)"
+
+# The inner loop (a few minutes): lint, unit, and one smoke test per materialization on
+# the embedded session (tests marked `smoke`).
+test-quick: lint unit
+	@$(MAKE) --no-print-directory java-check
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider -m smoke $(PYTEST_ARGS)
 
 # Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
 # with the PySpark pins of constraints-spark4*.txt. Not part of `make test` (about 50

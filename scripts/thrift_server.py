@@ -464,10 +464,6 @@ def main(argv: Optional[list[str]] = None) -> int:
                 subset = args.delta and not args.all
                 tests = DELTA_LANE_TESTS if subset else LANE_TEST_DIRS
                 code = run_lane(server, tests, build=not subset)
-        if args.command == "lane" and cluster and not args.delta:
-            # After the lane's server has given the cluster's cores back: the fault
-            # tests start (and kill) servers and workers of their own on it.
-            code = max(code, run_fault_tests(cluster))
     print(f"thrift lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code
 

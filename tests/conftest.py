@@ -97,6 +97,10 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
+        "smoke: one quick test per materialization (make test-quick runs only these)",
+    )
+    config.addinivalue_line(
+        "markers",
         "parquet_only: its models pin file_format parquet (the rewrite applier); the "
         "default lane runs it, the Delta lanes deselect it",
     )

@@ -10,6 +10,7 @@ from dbt.tests.adapter.basic.test_singular_tests import BaseSingularTests
 from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTestsEphemeral
 
 
+@pytest.mark.smoke
 class TestSimpleMaterializationsJammi(BaseSimpleMaterializations):
     pass
 

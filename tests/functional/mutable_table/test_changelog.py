@@ -209,6 +209,7 @@ class TestChangelog(MutableProjectBase):
         run(project, "seen")
         assert table_rows(project, "seen", "change_kind, id") == [("insert", 5)]
 
+    @pytest.mark.smoke
     def test_scd2_opens_and_closes(self, project):
         run(project, "history", {"history_rows": [[1, "a", 100], [2, "x", 100]]})
         run(project, "history", {"history_rows": [[1, "b", 200]]})

@@ -104,6 +104,7 @@ class TestMutableUpsert(MutableProjectBase):
             "snapshot.sql": SNAPSHOT,
         }
 
+    @pytest.mark.smoke
     def test_upsert_delete_and_idempotence(self, project, fmt):
         run(project, "items", {"batch": 1})
         assert table_rows(project, "items") == [

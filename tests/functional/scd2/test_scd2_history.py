@@ -195,6 +195,7 @@ class TestScd2History(MutableProjectBase):
             "and (a.valid_to is null or a.valid_to > b.valid_from)",
         ) == [(0,)]
 
+    @pytest.mark.smoke
     def test_run_time_is_the_effective_time(self, project):
         started = int(time.time() * 1000)
         run(project, "run_time_items", {"batch": 1})

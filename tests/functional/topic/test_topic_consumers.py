@@ -45,6 +45,7 @@ class TestTopicConsumer:
             f"SELECT consumer, max(last_offset) FROM {schema}.topic_consumers GROUP BY consumer"
         )
 
+    @pytest.mark.smoke
     def test_consumer_reads_only_new_events(self, project):
         schema = project.test_schema
         # batch 1 (creates only): the consumer sees no deletes yet

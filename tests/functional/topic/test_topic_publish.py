@@ -26,6 +26,7 @@ class TestTopicPublish(TopicProject):
     def models(self):
         return {"cdc_orders.sql": CDC_ORDERS_SQL}
 
+    @pytest.mark.smoke
     def test_three_publishes(self, project):
         schema = project.test_schema
         for batch in (1, 2, 3):
