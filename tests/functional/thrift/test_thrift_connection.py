@@ -51,3 +51,26 @@ class TestThriftConnection:
         assert project.run_sql(f"create table {table} (id int) using parquet", fetch="all") == []
         assert project.run_sql(f"insert into {table} values (1)", fetch="all") == []
         assert project.run_sql(f"select id from {table}", fetch="all") == [(1,)]
+
+
+# The Thrift lanes put their server on a standalone cluster (scripts/spark_cluster.py)
+# and say so with JAMMI_THRIFT_CLUSTER=1; `--local` lanes run the server in one JVM.
+ON_CLUSTER = os.environ.get("JAMMI_THRIFT_CLUSTER") == "1"
+
+
+@pytest.mark.skipif(not ON_CLUSTER, reason="the server runs in local mode (--local)")
+class TestTasksRunOnExecutors:
+    def test_tasks_run_in_executor_jvms_of_their_own(self, project):
+        master = project.run_sql("set spark.master", fetch="one")[1]
+        assert master.startswith("spark://"), master
+        # reflect() is not deterministic, so Spark evaluates it in the tasks, in the JVM
+        # that runs each one: its command line names the executor backend and its id.
+        rows = project.run_sql(
+            "select distinct reflect('java.lang.System', 'getProperty', 'sun.java.command')"
+            " from range(0, 64, 1, 8)",
+            fetch="all",
+        )
+        commands = sorted(r[0] for r in rows)
+        assert all("CoarseGrainedExecutorBackend" in c for c in commands), commands
+        executor_ids = {c.split("--executor-id", 1)[1].split()[0] for c in commands}
+        assert len(executor_ids) == 2, commands  # two workers, one executor each

@@ -1,0 +1,105 @@
+"""The Thrift lanes' steps (`make thrift-lane`, `make thrift-delta-lane`,
+`make cluster-fault-lane`), run by `scripts/thrift_server.py lane` / `faults` around a
+server (and a standalone cluster) that script starts: which tests run over thrift, the
+integration project's build, and the fault tests on the cluster."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from spark_cluster import StandaloneCluster
+from thrift_server import REPO_ROOT, ThriftServer, server_env
+
+LANE_TEST_DIRS = [
+    "tests/functional/thrift",
+    "tests/functional/mutable_table",
+    "tests/functional/scd2",  # mutable_table's history: scd2 mode
+    "tests/functional/topic",
+    "tests/process/test_thrift_races.py",  # two dbt processes racing on one table or topic
+    "tests/process/test_tail.py",  # the live tail following publishes of other processes
+]
+
+# Faults on the cluster's side (own servers on the lane's cluster, after the lane's server).
+FAULT_TESTS = ["tests/process/test_cluster_faults.py"]
+
+# On a Delta server `make test` runs what only a Delta server can show, within CI's time:
+# the tenant guard reading Delta's printed plans (V2 CTAS of bound table models,
+# one-line MERGE, topic reads), and two dbt processes racing on Delta tables and topics
+# (their publishes included). Everything else runs on Delta in the embedded Delta lane
+# and over thrift on parquet. The whole set on a Delta server, integration project included
+# (about 50 minutes on 2 cores), is `lane --delta --all` (`make thrift-delta-lane-all`).
+DELTA_LANE_TESTS = [
+    "tests/functional/mutable_table/test_tenant_read_guard.py",
+    # the batch-sourced MERGE's checks: the engine's error must reach dbt through Thrift
+    "tests/functional/mutable_table/test_mutable_upsert.py::TestMutableUpsert::"
+    "test_bad_batches_into_an_existing_table_write_nothing",
+    "tests/functional/topic/test_topic_retention.py::TestTopicTenantScope",
+    "tests/process/test_thrift_races.py",
+]
+
+
+def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) -> int:
+    """integration_project/ with `--target thrift` (unless ``build`` is False), then
+    ``lane_tests`` over thrift (on a Delta server: `file_format: auto` builds Delta tables,
+    and the feature tests run with JAMMI_TEST_FILE_FORMAT=delta)."""
+    env = server_env(server)
+    fmt = "delta" if server.delta_jars else "parquet"
+    bin_dir = Path(sys.executable).parent
+    results: list[tuple[str, int, float]] = []
+
+    def step(name: str, command: list[str], cwd: Path, step_env: dict[str, str]) -> int:
+        print(f"\nthrift lane: {name}: {' '.join(command)}", flush=True)
+        started = time.monotonic()
+        code = subprocess.call(command, cwd=cwd, env=step_env)
+        results.append((name, code, time.monotonic() - started))
+        return code
+
+    project = REPO_ROOT / "integration_project"
+    # Its own target/log paths: never clobbers integration_project/target of a parallel run.
+    scratch = Path(tempfile.mkdtemp(prefix="jammi-thrift-lane-"))
+    dbt_build = [str(bin_dir / "dbt"), "build", "--profiles-dir", ".", "--target", "thrift"]
+    dbt_build += ["--target-path", str(scratch / "target"), "--log-path", str(scratch / "logs")]
+    if build:
+        step("dbt build integration_project (target thrift)", dbt_build, project, env)
+    shutil.rmtree(scratch, ignore_errors=True)
+    test_dirs = [d for d in lane_tests if (REPO_ROOT / d.split("::")[0]).exists()]
+    missing = sorted(set(lane_tests) - set(test_dirs))
+    if missing:
+        print(f"thrift lane: not present yet, skipped: {', '.join(missing)}")
+    if test_dirs:
+        step(
+            f"feature tests (JAMMI_TEST_METHOD=thrift, file_format {fmt})",
+            [sys.executable, "-m", "pytest", *test_dirs, "-q", "-p", "no:cacheprovider"],
+            REPO_ROOT,
+            dict(
+                env,
+                JAMMI_TEST_METHOD="thrift",
+                JAMMI_TEST_FILE_FORMAT=fmt,
+                JAMMI_THRIFT_CLUSTER="1" if server.cluster_confs else "0",
+            ),
+        )
+    print(f"\nthrift lane ({fmt}) summary:")
+    for name, code, seconds in results:
+        print(f"  {'ok  ' if code == 0 else 'FAIL'} {name} ({seconds:.0f}s, exit {code})")
+    return max((code for _, code, _ in results), default=0)
+
+
+def run_fault_tests(cluster: StandaloneCluster) -> int:
+    """tests/process/test_cluster_faults.py on ``cluster``: a worker SIGKILLed under a
+    run and under a publish, the Thrift server SIGKILLed in a commit and restarted."""
+    command = [sys.executable, "-m", "pytest", *FAULT_TESTS, "-q", "-p", "no:cacheprovider"]
+    print(f"\nthrift lane: fault tests on the cluster: {' '.join(command)}", flush=True)
+    started = time.monotonic()
+    env = dict(os.environ, JAMMI_CLUSTER_STATE=str(cluster.state_dir))
+    code = subprocess.call(command, cwd=REPO_ROOT, env=env)
+    print(
+        f"  {'ok  ' if code == 0 else 'FAIL'} fault tests on the cluster "
+        f"({time.monotonic() - started:.0f}s, exit {code})"
+    )
+    return code
