@@ -46,7 +46,7 @@ unit: $(STAMP)
 
 functional: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
-	$(BIN)/pytest tests/functional -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
 
 delta-lane: $(STAMP)
 	@$(BIN)/python scripts/delta_lane.py
@@ -81,7 +81,7 @@ cluster-fault-lane: $(STAMP)
 # session); tests/process's Thrift races run inside thrift-lane.
 crash-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
-	$(BIN)/pytest tests/process -q -p no:cacheprovider -m "not thrift" $(PYTEST_ARGS)
+	$(BIN)/pytest tests/process -q -p no:cacheprovider -m "not thrift" --durations=5 $(PYTEST_ARGS)
 
 # dbt docs generate + headless Chromium: cdc_orders' lineage shows publisher and consumers.
 docs-browser: $(STAMP)

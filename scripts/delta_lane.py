@@ -108,7 +108,7 @@ def main() -> int:
         return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
     only = "not thrift and not dbt_spark_suite"
-    tests = [*TESTS, "-q", "-rs", "-p", "no:cacheprovider", "-m", only]
+    tests = [*TESTS, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", only]
     print(
         f"delta lane: running the feature tests with file_format=delta (PySpark {spark}, {source})"
     )

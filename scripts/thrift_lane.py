@@ -75,7 +75,16 @@ def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) ->
     if test_dirs:
         step(
             f"feature tests (JAMMI_TEST_METHOD=thrift, file_format {fmt})",
-            [sys.executable, "-m", "pytest", *test_dirs, "-q", "-p", "no:cacheprovider"],
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *test_dirs,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--durations=10",
+            ],
             REPO_ROOT,
             dict(
                 env,
