@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+.PHONY: java-check demo demo-delta test lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -88,7 +88,7 @@ bench: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/python bench/run_all.py --rows $(ROWS)
 
-test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane
+test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane spark4-check
 
 # Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
 # with the PySpark pins of constraints-spark4*.txt. Not part of `make test` (about 50
@@ -140,6 +140,21 @@ spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed
 
 spark4-lane:
 	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+
+# The Spark 4 check of every change (part of `make test`; docs/spark4.md): .venv-spark4
+# (installed when missing), tests/unit, then the feature tests on PySpark 4.3's embedded
+# session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI, tests/conftest.py). One
+# summary with each step's counts and minutes; the rest of the Spark 4 lane stays nightly.
+SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
+spark4-check:
+	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features
+
+spark4-venv: $(SPARK4_VENV)/.installed
+
+spark4-features: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -q -rs -p no:cacheprovider \
+	  --durations=15 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \

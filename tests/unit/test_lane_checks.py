@@ -3,6 +3,9 @@ scripts/lane_report.py shows in `make spark4-check`'s summary. Each must be able
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from dbt.adapters.jammi.credentials import JammiCredentials
@@ -90,3 +93,27 @@ def test_ansi_check_counts_nothing_without_a_session():
     check = AnsiCheck()
     assert check.after_test("true", None) is None
     assert check.checked == 0  # pytest_sessionfinish fails a lane that checked nothing
+
+
+def load_lane_report():
+    path = Path(__file__).parents[2] / "scripts" / "lane_report.py"
+    spec = importlib.util.spec_from_file_location("lane_report", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "line, counts",
+    [
+        ("442 passed in 1.58s", "442 passed"),
+        ("150 passed, 82 skipped in 412.01s (0:06:52)", "150 passed, 82 skipped"),
+        ("==== 1 failed, 2 passed, 3 warnings in 3.00s ====", "1 failed, 2 passed, 3 warnings"),
+        ("2 errors in 0.50s", "2 errors"),
+        ("tests/unit/test_tail.py ....  [ 40%]", None),
+        ("slowest 15 durations", None),
+    ],
+)
+def test_lane_report_reads_pytests_closing_line(line, counts):
+    assert load_lane_report().pytest_counts(line) == counts
