@@ -153,12 +153,21 @@ def _param(item, name: str):
 class AnsiCheck:
     def __init__(self) -> None:
         self.checked = 0
+        self.problems: list[str] = []
         self.probe: Optional[str] = None
 
     def after_test(self, expected: str, session) -> Optional[str]:
         """What is wrong with `session` (None: no Spark session), or None if nothing."""
         if session is None:
             return None  # this test never started Spark (a unit test, a parse-only run)
+        problem = self._problem(expected, session)
+        if problem:
+            self.problems.append(problem)
+        else:
+            self.checked += 1
+        return problem
+
+    def _problem(self, expected: str, session) -> Optional[str]:
         actual = str(session.conf.get(ANSI)).lower()
         if actual != expected:
             return f"JAMMI_TEST_ANSI={expected} but the session's {ANSI} is {actual}"
@@ -169,7 +178,6 @@ class AnsiCheck:
                 f"JAMMI_TEST_ANSI={expected}, {ANSI}={actual}, but an invalid cast "
                 f"behaves as ANSI {self.probe}"
             )
-        self.checked += 1
         return None
 
 
@@ -225,6 +233,13 @@ def pytest_terminal_summary(terminalreporter):
         return
     import pyspark
 
+    if _ANSI_CHECK.problems:
+        terminalreporter.write_line(
+            f"ANSI check FAILED after {len(_ANSI_CHECK.problems)} test(s): "
+            f"{_ANSI_CHECK.problems[0]}",
+            red=True,
+        )
+        return
     if _ANSI_CHECK.checked == 0:
         terminalreporter.write_line(
             f"ANSI check FAILED: JAMMI_TEST_ANSI={expected} but no test ran on a Spark "

@@ -80,7 +80,7 @@ def test_ansi_check_fails_when_the_session_conf_is_off():
     check = AnsiCheck()
     problem = check.after_test("true", FakeSession(conf_ansi="false", casts="false"))
     assert problem == f"JAMMI_TEST_ANSI=true but the session's {ANSI} is false"
-    assert check.checked == 0
+    assert check.checked == 0 and check.problems == [problem]
 
 
 def test_ansi_check_fails_when_an_invalid_cast_gives_null():
