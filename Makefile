@@ -91,8 +91,9 @@ bench: $(STAMP)
 test: lint unit functional delta-lane thrift-lane thrift-delta-lane crash-lane spark4-check
 
 # Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
-# with the PySpark pins of constraints-spark4*.txt. Not part of `make test` (about 50
-# minutes on 2 cores); CI runs it nightly (.github/workflows/spark4-lane.yml).
+# with the PySpark pins of constraints-spark4*.txt. `make test` runs spark4-check (below);
+# the whole lane (about 50 minutes on 2 cores) runs nightly in CI
+# (.github/workflows/spark4-lane.yml).
 #   .venv-spark4        newest PySpark 4.x: unit, functional (dbt-tests-adapter suites
 #                       included), the integration project, the Thrift lane
 #   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1: the Delta lane

@@ -10,7 +10,8 @@ Lanes, chosen with environment variables (the Makefile sets them):
 - JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
                                         in the profile and asserted after every test that
-                                        used it (`make spark4-check` runs with true)
+                                        used it (`make spark4-check` runs with true;
+                                        method: session only)
 """
 
 from __future__ import annotations
