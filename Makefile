@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+.PHONY: java-check demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -99,7 +99,7 @@ bench: $(STAMP)
 # tracks side by side, then the kill-point lanes alone (scripts/test_lanes.py says why).
 # README, "Tests", says what each lane covers.
 TRACK_1 ?= functional delta-lane thrift-delta-lane
-TRACK_2 ?= thrift-lane
+TRACK_2 ?= spark4-check thrift-lane
 ALONE ?= crash-lane cluster-fault-lane
 test: lint unit
 	@$(BIN)/python scripts/test_lanes.py "$(TRACK_1)" "$(TRACK_2)" --then "$(ALONE)"
@@ -111,8 +111,9 @@ test-quick: lint unit
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider -m smoke $(PYTEST_ARGS)
 
 # Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
-# with the PySpark pins of constraints-spark4*.txt. Not part of `make test` (about 50
-# minutes on 2 cores); CI runs it nightly (.github/workflows/spark4-lane.yml).
+# with the PySpark pins of constraints-spark4*.txt. `make test` runs spark4-check (below);
+# the whole lane (about 50 minutes on 2 cores) runs nightly in CI
+# (.github/workflows/spark4-lane.yml).
 #   .venv-spark4        newest PySpark 4.x: unit, functional (dbt-tests-adapter suites
 #                       included), the integration project, the Thrift lane
 #   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1: the Delta lane
@@ -160,6 +161,21 @@ spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed
 
 spark4-lane:
 	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+
+# The Spark 4 check of every change (part of `make test`; docs/spark4.md): .venv-spark4
+# (installed when missing), tests/unit, then the feature tests on PySpark 4.3's embedded
+# session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI, tests/conftest.py). One
+# summary with each step's counts and minutes; the rest of the Spark 4 lane stays nightly.
+SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
+spark4-check:
+	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features
+
+spark4-venv: $(SPARK4_VENV)/.installed
+
+spark4-features: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -q -rs -p no:cacheprovider \
+	  --durations=15 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \

@@ -8,12 +8,17 @@ class its own schema).
 Lanes, chosen with environment variables (the Makefile sets them):
 - JAMMI_TEST_FILE_FORMAT=parquet|delta  the format feature tests configure (default parquet)
 - JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
+- JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
+                                        in the profile and asserted after every test that
+                                        used it (`make spark4-check` runs with true;
+                                        method: session only)
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from typing import Optional
 
 import pytest
 
@@ -40,6 +45,17 @@ def test_method() -> str:
     return os.environ.get("JAMMI_TEST_METHOD", "session")
 
 
+ANSI = "spark.sql.ansi.enabled"
+
+
+def lane_ansi() -> Optional[str]:
+    """The ANSI mode the lane asks for (JAMMI_TEST_ANSI), or None: the session's default."""
+    value = os.environ.get("JAMMI_TEST_ANSI", "").strip().lower()
+    if value and value not in ("true", "false"):
+        raise pytest.UsageError(f"JAMMI_TEST_ANSI must be true or false, not {value!r}")
+    return value or None
+
+
 # Helpers, not tests: keep pytest from collecting them where they are imported.
 test_file_format.__test__ = False  # type: ignore[attr-defined]
 test_method.__test__ = False  # type: ignore[attr-defined]
@@ -60,6 +76,8 @@ def jammi_profile_target() -> dict:
             "connect_timeout": 10,
         }
     params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
+    if lane_ansi():
+        params[ANSI] = lane_ansi()
     if test_file_format() == "delta":
         params.update(DELTA_PARAMETERS)
         jars = os.environ.get("JAMMI_DELTA_JARS")
@@ -130,3 +148,111 @@ def _parquet_only(item) -> bool:
 def _param(item, name: str):
     callspec = getattr(item, "callspec", None)
     return callspec.params.get(name) if callspec else None
+
+
+# JAMMI_TEST_ANSI is asserted, not only configured: after every test that used a dbt
+# project, the embedded session's own SQL conf (read from the JVM, not through dbt's
+# cursor, which re-applies the profile before each statement) must hold the value asked
+# for, and once per process an invalid cast must behave as that mode says (raise with
+# ANSI on, NULL with it off). A lane that asks for it and never gets to check fails too.
+class AnsiCheck:
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+        self.probe: Optional[str] = None
+
+    def after_test(self, expected: str, session) -> Optional[str]:
+        """What is wrong with `session` (None: no Spark session), or None if nothing."""
+        if session is None:
+            return None  # this test never started Spark (a unit test, a parse-only run)
+        problem = self._problem(expected, session)
+        if problem:
+            self.problems.append(problem)
+        else:
+            self.checked += 1
+        return problem
+
+    def _problem(self, expected: str, session) -> Optional[str]:
+        actual = str(session.conf.get(ANSI)).lower()
+        if actual != expected:
+            return f"JAMMI_TEST_ANSI={expected} but the session's {ANSI} is {actual}"
+        if self.probe is None:
+            self.probe = ansi_probe(session)
+        if self.probe != expected:
+            return (
+                f"JAMMI_TEST_ANSI={expected}, {ANSI}={actual}, but an invalid cast "
+                f"behaves as ANSI {self.probe}"
+            )
+        return None
+
+
+def active_spark_session():
+    """The process's Spark session if one is running (never starts one)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is None:
+        return None
+    # The session as created, not `builder.getOrCreate()` with options (that would set
+    # them, as dbt-spark's cursor does, and hide what the session really holds).
+    return SparkSession._instantiatedSession or SparkSession.builder.getOrCreate()
+
+
+def ansi_probe(session) -> str:
+    """'true' when an invalid cast raises (ANSI semantics), 'false' when it gives NULL."""
+    try:
+        value = session.sql("select cast('jammi' as int) as n").collect()[0][0]
+    except Exception as error:  # CAST_INVALID_INPUT (NumberFormatException on 3.5)
+        if "CAST_INVALID_INPUT" in str(error) or "NumberFormatException" in str(error):
+            return "true"
+        raise
+    assert value is None, value
+    return "false"
+
+
+_ANSI_CHECK = AnsiCheck()
+
+
+@pytest.fixture(autouse=True)
+def _lane_ansi_is_on(request):
+    yield
+    expected = lane_ansi()
+    if expected is None or "project" not in request.fixturenames:
+        return
+    problem = _ANSI_CHECK.after_test(expected, active_spark_session())
+    if problem:
+        pytest.fail(problem, pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    expected = lane_ansi()
+    if expected is None or exitstatus != 0 or not session.testscollected:
+        return
+    if _ANSI_CHECK.checked == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    expected = lane_ansi()
+    if expected is None:
+        return
+    import pyspark
+
+    if _ANSI_CHECK.problems:
+        terminalreporter.write_line(
+            f"ANSI check FAILED after {len(_ANSI_CHECK.problems)} test(s): "
+            f"{_ANSI_CHECK.problems[0]}",
+            red=True,
+        )
+        return
+    if _ANSI_CHECK.checked == 0:
+        terminalreporter.write_line(
+            f"ANSI check FAILED: JAMMI_TEST_ANSI={expected} but no test ran on a Spark "
+            "session, so nothing was checked",
+            red=True,
+        )
+        return
+    terminalreporter.write_line(
+        f"ANSI check: {ANSI}={expected} on PySpark {pyspark.__version__} after each of "
+        f"{_ANSI_CHECK.checked} tests; cast('jammi' as int) behaved as ANSI {_ANSI_CHECK.probe}"
+    )

@@ -8,7 +8,7 @@ an error), and the adapter must leave the setting as the user chose it.
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.conftest import lane_method
+from tests.conftest import lane_ansi, lane_method
 
 ANSI = "spark.sql.ansi.enabled"
 
@@ -60,6 +60,9 @@ def ansi_setting(project) -> str:
 
 @pytest.mark.skipif(
     lane_method() != "session", reason="sets the embedded session's SQL conf directly"
+)
+@pytest.mark.skipif(
+    lane_ansi() is not None, reason="JAMMI_TEST_ANSI pins the mode this test switches"
 )
 class AnsiModeBase:
     ansi = ""
