@@ -8,7 +8,15 @@ from typing import Any, Optional
 
 from dbt.adapters.base import BaseRelation, available
 from dbt.adapters.events.logging import AdapterLogger
-from dbt.adapters.spark.impl import LIST_RELATIONS_MACRO_NAME, SparkAdapter, SparkConfig
+from dbt.adapters.spark.column import SparkColumn
+from dbt.adapters.spark.impl import (
+    GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME,
+    LIST_RELATIONS_MACRO_NAME,
+    TABLE_OR_VIEW_NOT_FOUND_MESSAGES,
+    SparkAdapter,
+    SparkConfig,
+)
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.connections import JammiConnectionManager
@@ -18,6 +26,7 @@ from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.merge_commit import MERGE_FORMATS
+from dbt.adapters.jammi.mutable import describe_properties
 from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.predicates import validate_predicate
@@ -32,6 +41,7 @@ from dbt.adapters.jammi.topic import TopicAdapterMixin
 from dbt.adapters.jammi.topic_metadata import TopicMetadataAdapterMixin
 from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
 from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
+from dbt.adapters.jammi.unit_test_fixtures import UnitTestAdapterMixin
 from dbt.adapters.jammi.validation import (
     quote_identifier,
     sql_string_literal,
@@ -87,6 +97,7 @@ class JammiAdapter(
     TopicRegistrationAdapterMixin,
     TopicStagingAdapterMixin,
     TenantGuardAdapterMixin,
+    UnitTestAdapterMixin,
     DeltaReplaceAdapterMixin,
     SparkAdapter,
 ):
@@ -116,6 +127,41 @@ class JammiAdapter(
             str(schema_relation),
         )
         return [relation for relation in relations if relation.schema]
+
+    @available.parse_list
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
+        """dbt-spark's columns, except while dbt types a unit test's fixture for a topic
+        the tested model reads with topic_events() or topic_backing_table(): then the
+        columns that fixture stands for (``unit_test_fixtures.py``)."""
+        fixture = self.unit_test_fixture_columns(relation)
+        if fixture is not None:
+            return fixture
+        return super().get_columns_in_relation(relation)
+
+    def describe_for_fixture(
+        self, relation: BaseRelation
+    ) -> Optional[tuple[list[SparkColumn], dict[str, str]]]:
+        """Columns and ``jammi.*`` properties of ``relation`` from one ``describe table
+        extended`` (the statement dbt-spark's get_columns_in_relation runs); None if the
+        relation does not exist."""
+        try:
+            table: Any = self.execute_macro(
+                GET_COLUMNS_IN_RELATION_RAW_MACRO_NAME, kwargs={"relation": relation}
+            )
+        except DbtRuntimeError as exc:
+            message = getattr(exc, "msg", "") or str(exc)
+            if any(marker in message for marker in TABLE_OR_VIEW_NOT_FOUND_MESSAGES):
+                return None
+            raise
+        columns = self.parse_describe_extended(relation, table)
+        columns = [c for c in columns if c.name not in self.HUDI_METADATA_COLUMNS]
+        return columns, describe_properties(table.rows)
+
+    def pre_model_hook(self, config: Mapping[str, Any]) -> Any:
+        """Before a node's materialization runs (its SQL, fixtures included, is compiled
+        by then): forget how its unit test read its fixtures."""
+        self.unit_test_forget_fixtures()
+        return super().pre_model_hook(config)
 
     # --- definitions -------------------------------------------------------------
 

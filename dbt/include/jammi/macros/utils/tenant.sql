@@ -9,8 +9,13 @@
 
 {#-- `relation` as the bound tenant may see it: its own rows plus shared (NULL tenant)
      rows. Unbound runs see the relation as is. Use it wherever a model reads a
-     tenant-scoped table:  from {{ tenant_scoped(ref('prices')) }} as p --#}
+     tenant-scoped table:  from {{ tenant_scoped(ref('prices')) }} as p
+     In a dbt unit test `relation` is the fixture given for it, scoped the same way (on
+     its tenant_id column). --#}
 {% macro tenant_scoped(relation) -%}
+  {%- if execute -%}
+    {%- do adapter.unit_test_fixture(model, relation, 'relation') -%}
+  {%- endif -%}
   {{ return(adapter.dispatch('tenant_scoped', 'dbt')(relation)) }}
 {%- endmacro %}
 

@@ -9,12 +9,23 @@
      topic_commit_consumed() -- added automatically -- records the high-water mark in
      `topic_consumers` only after the model's own statements succeeded. A run that fails
      records nothing, so the next run reads the same events again (plus newer ones);
-     events published while the model runs are above the bound and read next time. --#}
+     events published while the model runs are above the bound and read next time.
+
+     In a dbt unit test the fixture given for the topic stands for the events (the
+     topic's columns, event_offset, event_row_idx, event_produced_at, event_tenant_id):
+     the tenant scope and `where` apply to it, and nothing is read from the registry or
+     recorded in topic_consumers (docs/topic.md, "Unit tests"). --#}
 {% macro topic_events(topic, where=none) -%}
   {%- if where is not none -%}
     {%- set where = adapter.validate_predicate(where, 'where', "topic_events in model '" ~ model.name ~ "'") -%}
   {%- endif -%}
-  {%- if not execute -%}
+  {%- if adapter.is_unit_test(model) -%}
+    {%- if not execute -%}
+    (select * from {{ topic }})
+    {%- else -%}
+    ({{ adapter.unit_test_events_sql(adapter.unit_test_fixture(model, topic, 'events'), jammi_bound_tenant(), where) }})
+    {%- endif -%}
+  {%- elif not execute -%}
     {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}
     (select * from {{ topic }})
   {%- else -%}

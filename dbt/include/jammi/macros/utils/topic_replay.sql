@@ -5,15 +5,22 @@
 
      Both keep the engine column names (_offset, _row_idx, _produced_at) and, in a run
      bound to a tenant, show only that tenant's and shared events (a subquery over the
-     backing table, in the one shape the tenant read guard accepts). --#}
+     backing table, in the one shape the tenant read guard accepts).
+
+     In a dbt unit test the fixture given for the topic stands for its stored rows
+     (_offset, _row_idx, _produced_at, the topic's columns, tenant_id); nothing is read
+     from the registry. --#}
 {% macro topic_backing_table(topic) -%}
   {%- if not execute -%}
     {{ return(topic) }}
   {%- endif -%}
-  {% do topic_session_setup() %}
-  {%- set backing = topic_backing_relation(topic, topic_require_registration(topic)) -%}
-  {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
-  {{ return(backing if tenant is none else adapter.tenant_scoped_sql(backing, tenant)) }}
+  {%- set source = adapter.unit_test_fixture(model, topic, 'rows') -%}
+  {%- if source is none -%}
+    {% do topic_session_setup() %}
+    {%- set source = topic_backing_relation(topic, topic_require_registration(topic)) -%}
+  {%- endif -%}
+  {%- set tenant = jammi_bound_tenant() -%}
+  {{ return(source if tenant is none else adapter.tenant_scoped_sql(source, tenant)) }}
 {%- endmacro %}
 
 
