@@ -64,13 +64,11 @@ ITEMS, CLAIMED, EVENTS_MODEL = "fault_items", "fault_claimed", "fault_events"
 TOPIC = "fault.events"
 
 # The statements of a run that run Spark jobs (as dbt.log shows them).
-CHANGE_SET = r"create table \S+__jammi_changes_"
 VERSION_WRITE = r"insert overwrite directory '[^']*/v\d{10}_"
 CHANGELOG_STAGING = r"insert overwrite directory '[^']*/_staging/changes_v"
 PUBLISH_STAGING = r"insert overwrite directory '[^']*/_staging/(?!changes_v)"
 
-WORKER_FAULTS = (  # workers 0, 1, 0 (the other one when only it runs a task)
-    FaultPoint("60% of the change set", 0.6, CHANGE_SET),
+WORKER_FAULTS = (  # workers 0, 1 (the other one when only it runs a task)
     FaultPoint("50% of the version write", 0.5, VERSION_WRITE),
     FaultPoint("50% of the changelog staging", 0.5, CHANGELOG_STAGING),
 )
