@@ -44,13 +44,38 @@ def free_port() -> int:
 
 
 def group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs. A member that has exited but
+    was not reaped yet (a zombie) does not count: a worker restarted by a test process
+    is that process's child, and after a SIGKILL from any other process it stays a
+    zombie until its parent exits (``killpg(pgid, 0)`` alone would call it alive)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    states = _group_states(pgid)
+    return states is None or any(state != "Z" for state in states)
+
+
+def _group_states(pgid: int) -> Optional[list[str]]:
+    """The states (``R``, ``S``, ``Z``, ...) of the processes of group ``pgid`` from
+    /proc; None where there is no /proc (macOS), where only ``killpg`` can tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    states = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        if len(fields) > 2 and fields[2] == str(pgid):
+            states.append(fields[0])
+    return states
 
 
 def _reap(pid: int) -> None:
@@ -187,15 +212,34 @@ class StandaloneCluster:
         self.worker_pids[index] = 0
         self._write_info()
 
-    def alive_workers(self) -> int:
+    def _status(self) -> dict:
+        """The master's view (its web UI's /json/), empty when it does not answer."""
         try:
             with urllib.request.urlopen(
                 f"http://{HOST}:{self.master_ui_port}/json/", timeout=5
             ) as answer:
-                status = json.loads(answer.read())
+                return dict(json.loads(answer.read()))
         except (OSError, ValueError):
-            return 0
-        return sum(1 for w in status.get("workers", []) if w.get("state") == "ALIVE")
+            return {}
+
+    def alive_workers(self) -> int:
+        workers = self._status().get("workers", [])
+        return sum(1 for w in workers if w.get("state") == "ALIVE")
+
+    def cores_in_use(self) -> int:
+        """Cores of alive workers that run executors of an application."""
+        workers = self._status().get("workers", [])
+        return sum(int(w.get("coresused", 0)) for w in workers if w.get("state") == "ALIVE")
+
+    def wait_cores_in_use(self, count: int, timeout: float = STARTUP_TIMEOUT_S) -> bool:
+        """Wait until the master has given ``count`` cores to executors (after a worker
+        came back: the running application's executor on it); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.cores_in_use() >= count:
+                return True
+            time.sleep(0.5)
+        return False
 
     def wait_alive_workers(self, count: int, timeout: float = STARTUP_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout
@@ -220,8 +264,10 @@ class StandaloneCluster:
         return "\n".join(text[-lines:])
 
     def stop(self) -> None:
-        """Workers (and their executors) first, then the master."""
-        for pid in self.worker_pids:
+        """Workers (and their executors) first, then the master. Workers that another
+        process (a fault test) started again are stopped too: their process groups are
+        in ``cluster.json``."""
+        for pid in {*self.worker_pids, *self._recorded_worker_pids()}:
             if pid:
                 kill_group(pid)
         if self.master_pid:
@@ -232,6 +278,12 @@ class StandaloneCluster:
             self.info_path.unlink()
 
     # ------------------------------------------------------------ described on disk
+
+    def _recorded_worker_pids(self) -> list[int]:
+        try:
+            return [int(pid) for pid in json.loads(self.info_path.read_text())["worker_pids"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
 
     def _write_info(self) -> None:
         self.info_path.write_text(

@@ -57,6 +57,46 @@ def first_line(message: Optional[str], width: int = 300) -> str:
     return " | ".join(lines)[:width] if lines else "(no message)"
 
 
+def classify(observed, old, new) -> str:
+    """What a reader sees after a fault: the state before the run, after it, or a mix."""
+    if observed == old:
+        return "old"
+    if observed == new:
+        return "new"
+    return "mixed"
+
+
+def check(result: DbtResult, label: str) -> None:
+    """Assert that a run every model of which had to succeed did."""
+    failed = {n: first_line(m.message) for n, m in result.models.items() if not m.ok}
+    assert result.returncode == 0 and not failed, f"{label}: {failed or result.output[-2000:]}"
+
+
+def changelog_problem(state: dict, lag_allowed: bool, base_rows: int, growth: int) -> Optional[str]:
+    """Why the changelog of a table whose batch ``b`` holds ``base_rows + b * growth``
+    keys (all new in version 1, ``growth`` more in each later version) does not hold
+    every committed version exactly once, complete and in order; None when it does.
+    ``state['changes']``: per offset [offset, events, min batch, max batch, distinct
+    _row_idx, inserts]. ``lag_allowed``: right after a fault the last committed version
+    may not be published yet."""
+    version, changes = state.get("version"), state.get("changes") or []
+    offsets = [c[0] for c in changes]
+    if version is None or (
+        offsets != list(range(1, version + 1))
+        and not (lag_allowed and offsets == list(range(1, version)))
+    ):
+        return f"offsets {offsets} for table version {version}"
+    batches = [c[2] for c in changes]
+    if batches != sorted(set(batches)):
+        return f"batches out of order or repeated: {batches}"
+    for offset, count, low, high, row_indexes, inserts in changes:
+        rows = base_rows + low * growth
+        expected_inserts = rows if offset == 1 else growth
+        if (count, high, row_indexes, inserts) != (rows, low, rows, expected_inserts):
+            return f"offset {offset} is not one complete version: {changes}"
+    return None
+
+
 @dataclass
 class DbtProject:
     """A dbt project directory with one `jammi` output in its own profiles.yml."""
@@ -137,6 +177,13 @@ class DbtResult:
     output: str
     models: dict[str, ModelResult]
     seconds: float
+    scratch: Optional[Path] = None  # runs/<tag>: out, target/, logs/
+
+    def log(self) -> str:
+        """The run's dbt.log (every statement it sent, with its status and time)."""
+        if self.scratch is None:
+            return ""
+        return (self.scratch / "logs" / "dbt.log").read_text(errors="replace")
 
     def model(self, name: str) -> ModelResult:
         """The model's result; a run that died before reporting counts as an error."""
@@ -193,7 +240,7 @@ class DbtProcess:
             for entry in json.loads(results_path.read_text())["results"]:
                 name = entry["unique_id"].rsplit(".", 1)[-1]
                 models[name] = ModelResult(name, entry["status"], entry.get("message"))
-        return DbtResult(self.popen.returncode, output, models, seconds)
+        return DbtResult(self.popen.returncode, output, models, seconds, self.scratch)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -224,13 +271,24 @@ class ThriftSql:
         self.host, self.port = host, port
 
     def _execute(self, sql: str, fetch: bool) -> list[tuple]:
+        with self.session() as rows:
+            return rows(sql) if fetch else rows(sql, fetch=False)
+
+    @contextlib.contextmanager
+    def session(self):
+        """One fresh connection for reads that belong together (one state seen after a
+        run): yields ``rows(sql)``."""
         from pyhive import hive
 
         conn = hive.connect(host=self.host, port=self.port, username="jammi_process_test")
-        try:
-            cursor = conn.cursor()
+        cursor = conn.cursor()
+
+        def rows(sql: str, fetch: bool = True) -> list[tuple]:
             cursor.execute(sql)
             return [tuple(r) for r in cursor.fetchall()] if fetch else []
+
+        try:
+            yield rows
         finally:
             with contextlib.suppress(Exception):
                 conn.close()

@@ -23,7 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.process.harness import DbtProject, DbtResult, first_line, report
+from tests.process.harness import (
+    DbtProject,
+    DbtResult,
+    changelog_problem,
+    check,
+    classify,
+    report,
+)
 
 KILL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 KILL_ATTEMPTS = 3  # tries per kill point when the run finishes before it
@@ -116,42 +123,8 @@ def published_batches(events: list[list[int]] | None) -> list[int] | None:
     return [e[2] for e in events]
 
 
-def changelog_problem(state: dict, lag_allowed: bool) -> str | None:
-    """Why the changelog does not hold every committed version of crash_items exactly
-    once, complete and in order (None: it does). ``lag_allowed``: right after a kill the
-    last committed version may not be published yet."""
-    version, changes = state.get("version"), state.get("changes") or []
-    offsets = [c[0] for c in changes]
-    if offsets != list(range(1, version + 1)) and not (
-        lag_allowed and offsets == list(range(1, version))
-    ):
-        return f"offsets {offsets} for table version {version}"
-    batches = [c[2] for c in changes]
-    if batches != sorted(set(batches)):
-        return f"batches out of order or repeated: {batches}"
-    for offset, count, low, high, row_indexes, inserts in changes:
-        rows = BASE_ROWS + low * GROWTH
-        expected_inserts = rows if offset == 1 else GROWTH
-        if (count, high, row_indexes, inserts) != (rows, low, rows, expected_inserts):
-            return f"offset {offset} is not one complete version: {changes}"
-    return None
-
-
-def classify(observed, old, new) -> str:
-    if observed == old:
-        return "old"
-    if observed == new:
-        return "new"
-    return "mixed"
-
-
 def run_args(batch: int, models: tuple[str, ...] = (ITEMS, EVENTS_MODEL)) -> list[str]:
     return ["run", "--vars", json.dumps({"batch": batch}), "--select", *models]
-
-
-def check(result: DbtResult, label: str) -> None:
-    failed = {n: first_line(m.message) for n, m in result.models.items() if not m.ok}
-    assert result.returncode == 0 and not failed, f"{label}: {failed or result.output[-2000:]}"
 
 
 @pytest.fixture
@@ -258,12 +231,12 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
                 seen = crashed.get("items" if model == ITEMS else "events")
                 problems.append(f"{point}: {model} holds a mix after the kill: {seen}")
 
-        problem = changelog_problem(crashed, lag_allowed=True)
+        problem = changelog_problem(crashed, True, BASE_ROWS, GROWTH)
         if problem:
             problems.append(f"{point}: changelog after the kill: {problem}")
         elif len(crashed["changes"]) < crashed["version"]:
             changelog_lagged += 1
-        problem = changelog_problem(final, lag_allowed=False)
+        problem = changelog_problem(final, False, BASE_ROWS, GROWTH)
         if problem:
             problems.append(f"{point}: changelog after recovery: {problem}")
         else:

@@ -113,6 +113,23 @@ def test_a_live_claim_of_another_run_is_a_clear_conflict():
     assert claim in store.views  # never removed while its holder may be alive
 
 
+def test_a_fresh_claim_of_an_ended_thrift_run_says_when_it_can_be_taken_over():
+    """A run over thrift whose server died between its claim and its commit: its process
+    on this host is gone, but a statement it sent may still be pending on a server, so
+    the claim holds for its lease, and the message says that, not 'another run'."""
+    store = FakeMetastore(V1)
+    ended = Holder(this_holder("thrift").host, 2**22 + 12345, "thrift")  # no such pid
+    claim = f"analytics.{claim_identifier('stock', 2, 0)}"
+    created = 1_700_000_000_000  # 22:13:20 UTC; the lease ends two minutes later
+    store.views[claim] = {"jammi.holder": ended.render(), "jammi.created_ms": str(created)}
+    result = commit(store, "a", clock=lambda: created + 5_000)
+    assert "claimed by a run that has ended" in result
+    assert "another run is committing" not in result
+    assert "at 22:15:21 UTC" in result and "re-run after that time" in result
+    assert store.location == V1
+    assert claim in store.views
+
+
 def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():
     store = FakeMetastore(V1)
     crashed = Holder(this_holder("session").host, 2**22 + 12345, "session")  # no such pid

@@ -91,6 +91,25 @@ def _conflict(model_name: str, detail: str) -> CommitConflict:
     )
 
 
+def _claim_held(
+    model_name: str, table: str, version: int, properties: dict[str, str]
+) -> CommitConflict:
+    """The conflict with a claim that is not abandoned. Its holder may be committing
+    now; or it ran on this host and has ended (its Thrift server died under it, say),
+    and then the message says so and when the claim's lease lets a run take it over."""
+    created = properties.get(ownership.PROP_CREATED_MS, "")
+    if not (ownership.holder_ended(properties) and created.isdigit()):
+        return _conflict(model_name, f"another run is committing version {version} of {table} now")
+    expires = time.strftime("%H:%M:%S UTC", time.gmtime((int(created) + CLAIM_LEASE_MS) / 1000 + 1))
+    return CommitConflict(
+        f"mutable_table '{model_name}': version {version} of {table} is claimed by a run "
+        f"that has ended ({properties.get(ownership.PROP_HOLDER)}); a commit statement it "
+        "sent may still be pending on the server, so its claim is taken over only when "
+        f"its lease of {CLAIM_LEASE_MS // 1000} s has passed, at {expires}. Nothing was "
+        "committed; re-run after that time to apply this batch."
+    )
+
+
 def _claim(
     run_sql: RunSql,
     model_name: str,
@@ -123,10 +142,7 @@ def _claim(
                 continue  # its holder dropped it meanwhile: try the same attempt again
             raise
         if not ownership.abandoned(properties, clock(), CLAIM_LEASE_MS):
-            raise _conflict(
-                model_name,
-                f"another run is committing version {version} of {schema}.{identifier} now",
-            )
+            raise _claim_held(model_name, f"{schema}.{identifier}", version, properties)
         taken_over.append(claim)
         attempt += 1
     raise _conflict(model_name, f"could not claim version {version} of {schema}.{identifier}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from dbt.adapters.contracts.connection import Connection
-from dbt.adapters.spark.connections import SparkConnectionManager
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import CONNECTION_LOST_EXCEPTIONS, SparkConnectionManager
 
 from dbt.adapters.jammi.credentials import JammiCredentials
 from dbt.adapters.jammi.hive_compat import make_empty_results_safe
@@ -17,6 +18,11 @@ from dbt.adapters.jammi.session import (
 from dbt.adapters.jammi.tenant_guard import TenantGuard
 from dbt.adapters.jammi.tenant_guard_connection import check_statement
 from dbt.adapters.jammi.validation import validate_tenant_value
+
+logger = AdapterLogger("Jammi")
+
+# What a lost Thrift/HTTP connection raises (dbt-spark types the tuple as bare types).
+CONNECTION_LOST = cast(tuple[type[BaseException], ...], CONNECTION_LOST_EXCEPTIONS)
 
 
 class JammiConnectionManager(SparkConnectionManager):
@@ -55,6 +61,22 @@ class JammiConnectionManager(SparkConnectionManager):
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
         make_empty_results_safe(connection.handle)
         return connection
+
+    @classmethod
+    def _close_handle(cls, connection: Connection) -> None:
+        """Close the handle; a connection whose server is gone is closed already.
+
+        When a Thrift server dies under a statement, dbt releases the node's connection
+        while the statement's error propagates, and PyHive's ``CloseSession`` over the
+        dead socket raises ``TTransportException('unexpected exception')``. Raised from
+        the release, that error replaced the statement's own ("Connection lost while
+        polling query status ... TSocket read 0 bytes"): the run reported "unexpected
+        exception" and nothing else. There is no session left to close on a lost
+        connection, so the error is only logged."""
+        try:
+            super()._close_handle(connection)
+        except CONNECTION_LOST as exc:
+            logger.debug(f"connection '{connection.name}' was lost before its close: {exc!r}")
 
 
 def bound_tenant_of(profile: Any) -> Optional[str]:

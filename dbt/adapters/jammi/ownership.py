@@ -66,6 +66,17 @@ def holder_properties(holder: Holder, now_ms: int) -> dict[str, str]:
     return {PROP_HOLDER: holder.render(), PROP_CREATED_MS: str(now_ms)}
 
 
+def holder_ended(properties: Mapping[str, Any]) -> bool:
+    """True when the leftover's holder ran on this host and its process is gone. For an
+    embedded session that makes the leftover abandoned; for a remote connection it does
+    not (a statement the holder sent may still run on the server), but no live run on
+    this host will finish what it started."""
+    holder = Holder.parse(properties.get(PROP_HOLDER))
+    return (
+        holder is not None and holder.host == socket.gethostname() and not process_alive(holder.pid)
+    )
+
+
 def abandoned(properties: Mapping[str, Any], now_ms: int, max_age_ms: int) -> bool:
     """True when the leftover described by ``properties`` provably belongs to no live run.
 
