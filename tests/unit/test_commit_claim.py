@@ -9,11 +9,13 @@ version: exactly one of them may ever commit.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 
-from dbt.adapters.jammi import commit_claim
+from dbt.adapters.jammi import commit_claim, mutable_commit_adapter
 from dbt.adapters.jammi.commit_claim import CommitConflict, claim_identifier, commit_version
+from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.ownership import Holder, this_holder
 
 BASE = "file:/wh/analytics.db/stock"
@@ -128,6 +130,60 @@ def test_a_fresh_claim_of_an_ended_thrift_run_says_when_it_can_be_taken_over():
     assert "at 22:15:21 UTC" in result and "re-run after that time" in result
     assert store.location == V1
     assert claim in store.views
+
+
+class CommittingAdapter(MutableCommitAdapterMixin):
+    """The adapter's commit method over a FakeMetastore, recording what it removes."""
+
+    def __init__(self, store: FakeMetastore, method: str) -> None:
+        self.store, self.removed, self.cleaned = store, [], []
+        self.config = SimpleNamespace(credentials=SimpleNamespace(method=method))
+
+    def _run_sql(self, sql: str):
+        return self.store.run_sql(sql)
+
+    def mutable_remove_path(self, path: str) -> bool:
+        self.removed.append(path)
+        return True
+
+    def _run_cleanup(self, cleanup) -> None:
+        self.cleaned.extend(cleanup)
+
+
+def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
+    """Re-planning (the whole change set and version again, a moment later) cannot get
+    past a claim that holds for minutes: the run fails at once, cleaned up."""
+    store = FakeMetastore(V1)
+    ended = Holder(this_holder("thrift").host, 2**22 + 12345, "thrift")  # no such pid
+    claim = f"analytics.{claim_identifier('stock', 2, 0)}"
+    now = str(commit_claim.now_ms())
+    store.views[claim] = {"jammi.holder": ended.render(), "jammi.created_ms": now}
+    adapter = CommittingAdapter(store, "thrift")
+    table = SimpleNamespace(schema="analytics", identifier="stock")
+    new = f"{BASE}/v0000000002_a"
+    with pytest.raises(commit_claim.ClaimLeaseHeld, match="re-run after that time"):
+        adapter.mutable_commit_version(
+            table, V1, new, "stock", cleanup=["drop table x"], last_attempt=False
+        )
+    assert adapter.removed == [new] and adapter.cleaned == ["drop table x"]
+
+
+def test_a_live_claim_still_asks_for_a_replan_before_the_last_attempt():
+    store = FakeMetastore(V1)
+    claim = f"analytics.{claim_identifier('stock', 2, 0)}"
+    now = str(commit_claim.now_ms())
+    store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": now}
+    adapter = CommittingAdapter(store, "thrift")
+    table = SimpleNamespace(schema="analytics", identifier="stock")
+    commit_claim_pause = mutable_commit_adapter.RETRY_PAUSE_S
+    mutable_commit_adapter.RETRY_PAUSE_S = 0
+    try:
+        committed = adapter.mutable_commit_version(
+            table, V1, f"{BASE}/v0000000002_a", "stock", last_attempt=False
+        )
+    finally:
+        mutable_commit_adapter.RETRY_PAUSE_S = commit_claim_pause
+    assert committed is False and adapter.cleaned == []
 
 
 def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():

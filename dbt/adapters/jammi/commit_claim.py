@@ -83,6 +83,15 @@ def _properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
 class CommitConflict(mutable.MutableRunError):
     """Another run holds, or has used, the successor of the planned version."""
 
+    replan_helps = True  # a plan on top of the other run's version may commit
+
+
+class ClaimLeaseHeld(CommitConflict):
+    """The successor is claimed by a run that has ended, for the rest of the claim's
+    lease: planning again a moment later meets the same claim."""
+
+    replan_helps = False
+
 
 def _conflict(model_name: str, detail: str) -> CommitConflict:
     return CommitConflict(
@@ -101,7 +110,7 @@ def _claim_held(
     if not (ownership.holder_ended(properties) and created.isdigit()):
         return _conflict(model_name, f"another run is committing version {version} of {table} now")
     expires = time.strftime("%H:%M:%S UTC", time.gmtime((int(created) + CLAIM_LEASE_MS) / 1000 + 1))
-    return CommitConflict(
+    return ClaimLeaseHeld(
         f"mutable_table '{model_name}': version {version} of {table} is claimed by a run "
         f"that has ended ({properties.get(ownership.PROP_HOLDER)}); a commit statement it "
         "sent may still be pending on the server, so its claim is taken over only when "

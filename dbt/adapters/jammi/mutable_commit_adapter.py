@@ -123,9 +123,9 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         it committed. When it lost to a concurrent run, this run's version directory (and
         ``staged_paths``, what it staged for the version: its changelog events) is
         removed and, unless this was the last attempt, False is returned after a short
-        pause (the caller re-plans against the winner's version); on the last attempt, or
-        on any other failure, ``cleanup`` (this run's own relations) runs too and the
-        error is raised."""
+        pause (the caller re-plans against the winner's version); on the last attempt, on
+        a claim a re-plan would meet again (``ClaimLeaseHeld``), or on any other failure,
+        ``cleanup`` (this run's own relations) runs too and the error is raised."""
         try:
             commit_claim.commit_version(
                 self._run_sql,
@@ -140,7 +140,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         except commit_claim.CommitConflict as exc:
             for path in (new_location, *staged_paths):
                 self._best_effort(lambda path=path: self.mutable_remove_path(path))
-            if not last_attempt:
+            if not last_attempt and exc.replan_helps:
                 logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
                 time.sleep(RETRY_PAUSE_S)
                 return False
