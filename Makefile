@@ -95,14 +95,12 @@ bench: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/python bench/run_all.py --rows $(ROWS)
 
-# lint and unit first (a minute; they stop a broken change early), then the lanes on two
-# tracks side by side, then the kill-point lanes alone (scripts/test_lanes.py says why).
-# README, "Tests", says what each lane covers.
-TRACK_1 ?= functional delta-lane thrift-delta-lane
-TRACK_2 ?= spark4-check thrift-lane
-ALONE ?= crash-lane cluster-fault-lane
+# lint and unit first (a minute; they stop a broken change early), then every lane one
+# after another, each printed whole with its minutes in one summary (scripts/test_lanes.py,
+# which also says why not side by side). README, "Tests", says what each lane covers.
+LANES ?= spark4-check thrift-lane cluster-fault-lane thrift-delta-lane crash-lane functional delta-lane
 test: lint unit
-	@$(BIN)/python scripts/test_lanes.py "$(TRACK_1)" "$(TRACK_2)" --then "$(ALONE)"
+	@$(BIN)/python scripts/test_lanes.py "$(LANES)"
 
 # The inner loop (a few minutes): lint, unit, and one smoke test per materialization on
 # the embedded session (tests marked `smoke`).
