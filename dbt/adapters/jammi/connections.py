@@ -16,7 +16,7 @@ from dbt.adapters.jammi.session import (
     start_embedded_session,
 )
 from dbt.adapters.jammi.tenant_guard import TenantGuard
-from dbt.adapters.jammi.tenant_guard_connection import check_statement
+from dbt.adapters.jammi.tenant_guard_connection import scoped_statement
 from dbt.adapters.jammi.validation import validate_tenant_value
 
 logger = AdapterLogger("Jammi")
@@ -43,8 +43,9 @@ class JammiConnectionManager(SparkConnectionManager):
         *args: Any,
         **kwargs: Any,
     ) -> Any:
-        """dbt-spark's add_query, behind the tenant read guard in a bound run."""
-        check_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
+        """dbt-spark's add_query, behind the tenant read guard in a bound run: the
+        statement runs as it is, scoped by the adapter, or not at all."""
+        sql = scoped_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
         return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
 
     @classmethod

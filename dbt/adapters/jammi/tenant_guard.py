@@ -4,10 +4,12 @@ resolves it to read (SPEC sections 4 and 7; docs/tenancy.md).
 In a run bound to a tenant, the connection manager hands each statement to
 :meth:`TenantGuard.check` before it runs: models, tests (``--store-failures`` too),
 snapshots, seeds, analyses, ``dbt show``, hooks and operations alike. The guard has Spark
-analyze the statement without running it, finds the scans of tenant-scoped tables
+analyze the statement without running it and finds the scans of tenant-scoped tables
 (mutable tables, topic backing tables, also through views, CTEs, ephemeral models and
-subqueries) and lets the statement run only when each scan is restricted by the
-adapter's own scope filter (``tenant_plan``). Anything else fails before it runs.
+subqueries). A statement whose every such scan is restricted by the adapter's own scope
+filter (``tenant_plan``) runs as it is. Otherwise the reads are scoped in the statement's
+own text (``scope_references``) and the result is analyzed again: it runs when every scan
+is now scoped, and anything still unscoped fails before it runs.
 
 The adapter's own statements inside its materializations (planning, applying, offset
 claims) read whole tables by design, after the model's SQL passed the check; they run
@@ -27,7 +29,7 @@ from typing import Callable, Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi.tenant_plan import PlanNode, unscoped_reads
+from dbt.adapters.jammi.tenant_plan import UNNAMED_SCAN, PlanNode, UnscopedScan, unscoped_scans
 
 # Statements that read no rows: metadata, drops, session state. Everything else is
 # analyzed (a ``set`` is analyzed too: a session variable can hold a query).
@@ -50,16 +52,26 @@ def reads_rows(sql: str) -> bool:
     return first_keyword(sql) not in _NO_ROWS
 
 
-def unscoped_read_message(subject: str, tables: Sequence[str], tenant: str) -> str:
-    names = ", ".join(tables)
+def unscoped_read_message(subject: str, scans: Sequence[UnscopedScan], tenant: str) -> str:
+    tables = list(dict.fromkeys(scan.table for scan in scans))
+    by_path = UNNAMED_SCAN in tables
     return (
-        f"{subject} reads {names} without the adapter's tenant scope in a run bound to "
-        f"tenant {tenant!r}; it would see other tenants' rows, so nothing was run.\n"
-        "  Fix: read tenant-scoped relations through {{ tenant_scoped(ref('...')) }} "
-        "(also tenant_scoped(source(...)) and tenant_scoped(this)); read topics through "
-        "topic_events(), topic_range() or topic_backing_table(). A filter written by hand "
-        "is not the adapter's scope. Run unbound (no profile tenant, no var jammi_tenant) "
-        "to read every tenant's rows."
+        f"{subject} reads {', '.join(tables)} without the adapter's tenant scope in a run "
+        f"bound to tenant {tenant!r}, and the adapter could not scope it; it would see "
+        "other tenants' rows, so nothing was run.\n"
+        "  The adapter scopes a bound run's reads itself where it can: each reference of "
+        "a tenant-scoped table or view (ref(), source(), this, a name in plain SQL) in a "
+        "FROM, a JOIN or a MERGE's USING. It cannot scope "
+        + (
+            "a table read by its path (format.`<location>`)"
+            if by_path
+            else "a read through a view or expression that does not pass tenant_id "
+            "through unchanged, or a reference the statement's text does not show"
+        )
+        + ".\n  Fix: read the table by name, through {{ tenant_scoped(ref('...')) }} where "
+        "the scope belongs (topics: topic_events(), topic_range(), topic_backing_table()); "
+        "a filter written by hand is not the adapter's scope. Run unbound (no profile "
+        "tenant, no var jammi_tenant) to read every tenant's rows."
     )
 
 
@@ -76,6 +88,7 @@ class TenantGuard:
         self._node_trust: dict[int, str] = {}
         self._tenant_tables: dict[str, bool] = {}
         self.statements_checked = 0
+        self.statements_scoped = 0
         self.table_lookups = 0
 
     # --- binding -----------------------------------------------------------------
@@ -118,13 +131,10 @@ class TenantGuard:
         """Cheapest test first; an invalid binding fails the first statement that reads."""
         return reads_rows(sql) and not self.is_trusted(connection_name) and self.tenant is not None
 
-    def check_plan(
-        self,
-        plan: PlanNode,
-        subject: str,
-        table_properties: Callable[[str], dict[str, str]],
-    ) -> None:
-        """Raise TenantReadError when ``plan`` reads a tenant-scoped table unscoped."""
+    def unscoped(
+        self, plan: PlanNode, table_properties: Callable[[str], dict[str, str]]
+    ) -> list[UnscopedScan]:
+        """The scans of tenant-scoped tables that ``plan`` reads unscoped."""
         self.statements_checked += 1
 
         def is_tenant_table(table: str) -> bool:
@@ -133,6 +143,15 @@ class TenantGuard:
                 self._tenant_tables[table] = DEFINITION_PROPERTY in table_properties(table)
             return self._tenant_tables[table]
 
-        tables = unscoped_reads(plan, is_tenant_table)
-        if tables:
-            raise TenantReadError(unscoped_read_message(subject, tables, self.tenant or ""))
+        return unscoped_scans(plan, is_tenant_table)
+
+    def check_plan(
+        self,
+        plan: PlanNode,
+        subject: str,
+        table_properties: Callable[[str], dict[str, str]],
+    ) -> None:
+        """Raise TenantReadError when ``plan`` reads a tenant-scoped table unscoped."""
+        scans = self.unscoped(plan, table_properties)
+        if scans:
+            raise TenantReadError(unscoped_read_message(subject, scans, self.tenant or ""))

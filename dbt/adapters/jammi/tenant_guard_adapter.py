@@ -10,7 +10,7 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.tenant_guard import TenantGuard
-from dbt.adapters.jammi.tenant_guard_connection import check_statement
+from dbt.adapters.jammi.tenant_guard_connection import scoped_statement
 from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
 
 
@@ -22,11 +22,22 @@ class TenantGuardAdapterMixin(metaclass=AdapterMeta):
     @available
     def tenant_guard_check_sql(self, sql: str) -> str:
         """In a bound run, fail now (before anything is written) if ``sql`` reads a
-        tenant-scoped relation without the adapter's scope. Renders nothing."""
-        if self.tenant_guard.tenant is not None and sql:
-            connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
-            check_statement(self.tenant_guard, connection, sql)
+        tenant-scoped relation without the adapter's scope and the adapter cannot scope
+        it. Renders nothing."""
+        self.tenant_guard_scoped_sql(sql)
         return ""
+
+    @available
+    def tenant_guard_scoped_sql(self, sql: str) -> str:
+        """``sql`` as a bound run may run it: as it is when every read of a
+        tenant-scoped relation is scoped, else with those reads scoped by the adapter;
+        TenantReadError when that is not possible. Unbound runs: ``sql`` itself. The
+        jammi materializations run the model's SQL through this, then run the result
+        trusted (it is inlined in the adapter's own statements)."""
+        if self.tenant_guard.tenant is None or not sql:
+            return sql
+        connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
+        return scoped_statement(self.tenant_guard, connection, sql)
 
     @available
     def tenant_guard_trust(self, on: bool) -> str:

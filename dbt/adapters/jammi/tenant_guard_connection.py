@@ -9,7 +9,8 @@ from dbt.adapters.contracts.connection import Connection
 
 from dbt.adapters.jammi.merge_operands import merge_operands
 from dbt.adapters.jammi.plan_text import parse_plan, root_command
-from dbt.adapters.jammi.tenant_guard import TenantGuard, TenantReadError
+from dbt.adapters.jammi.scope_references import scope_references
+from dbt.adapters.jammi.tenant_guard import TenantGuard, TenantReadError, unscoped_read_message
 from dbt.adapters.jammi.tenant_plan import OTHER, PlanNode
 
 # Delta's MERGE command: printed on one line, its source and target inline
@@ -85,16 +86,42 @@ def table_properties(connection: Connection, table: str) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for row in rows}
 
 
-def check_statement(
+def scoped_statement(
     guard: TenantGuard, connection: Connection, sql: str, bindings: Any = None
-) -> None:
-    """Raise TenantReadError unless ``sql`` may run in this (bound) run."""
+) -> str:
+    """The statement to run for ``sql`` in this run.
+
+    Unbound, trusted, or reading no rows: ``sql`` itself, unchecked. Bound: ``sql``
+    itself when Spark's plan shows every read of a tenant-scoped table scoped; else
+    ``sql`` with those reads scoped in its own text (``scope_references``), when the
+    plan of the result shows every read scoped; else TenantReadError, and nothing ran.
+    A statement with bindings (a seed's inserts) is checked, never rewritten."""
     if not guard.needs_check(sql, connection.name):
-        return
+        return sql
     tenant = guard.tenant or ""
     subject = subject_of(connection.name)
+    properties = lambda table: table_properties(connection, table)  # noqa: E731
+    scans = guard.unscoped(_analyzed(connection, sql, bindings, tenant, subject), properties)
+    if not scans:
+        return sql
+    names = {name for scan in scans for name in scan.names}
+    scoped = sql if bindings or not names else scope_references(sql, names, tenant)
+    if scoped != sql:
+        try:
+            rescans = guard.unscoped(statement_plan(connection, scoped, None, tenant), properties)
+        except Exception:  # the rewrite did not analyze: report the original reads
+            rescans = scans
+        if not rescans:
+            guard.statements_scoped += 1
+            return scoped
+    raise TenantReadError(unscoped_read_message(subject, scans, tenant))
+
+
+def _analyzed(
+    connection: Connection, sql: str, bindings: Any, tenant: str, subject: str
+) -> PlanNode:
     try:
-        plan = statement_plan(connection, sql, bindings, tenant)
+        return statement_plan(connection, sql, bindings, tenant)
     except Exception as exc:  # Spark's parse/analysis error, reported as the reason
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TenantReadError(
@@ -102,4 +129,3 @@ def check_statement(
             f"before it runs, and Spark could not analyze this one: {detail}\n"
             "  Fix: correct the SQL (the same error would stop the statement itself)"
         ) from None
-    guard.check_plan(plan, subject, lambda table: table_properties(connection, table))

@@ -94,8 +94,18 @@ def _scoped(parents: tuple[PlanNode, ...], attr: int) -> bool:
     return False
 
 
-def unscoped_reads(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> list[str]:
-    """Tenant-scoped tables (``db.table``) that ``root`` reads without the scope filter.
+@dataclass
+class UnscopedScan:
+    """A scan of a tenant-scoped table that the scope filter does not restrict, and the
+    names a statement may have reached it by: the table and every view in between that
+    still passes ``tenant_id`` through (nearest first)."""
+
+    table: str
+    names: list[str]
+
+
+def unscoped_scans(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> list[UnscopedScan]:
+    """The scans of tenant-scoped tables that ``root`` reads without the scope filter.
 
     ``is_tenant_table`` answers for tables that carry a ``tenant_id`` column and are not
     topic backing tables (it may look the table up: mutable tables carry their definition
@@ -107,7 +117,7 @@ def unscoped_reads(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> li
     away: it counts as tenant-scoped and is reported as :data:`UNNAMED_SCAN`.
     """
     answers: dict[str, bool] = {UNNAMED_SCAN: True}
-    unscoped: list[str] = []
+    unscoped: list[UnscopedScan] = []
     for node, parents in root.walk():
         if node.kind != RELATION:
             continue
@@ -117,8 +127,19 @@ def unscoped_reads(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> li
         table = node.table or UNNAMED_SCAN
         if table not in answers:
             answers[table] = is_topic_backing(table) or is_tenant_table(table)
-        if not answers[table]:
-            continue
-        if not _scoped(parents, attr) and table not in unscoped:
-            unscoped.append(table)
+        if answers[table] and not _scoped(parents, attr):
+            names = [] if node.table is None else [table]
+            views = [p for p in reversed(parents) if p.kind == VIEW and p.table]
+            names += [v.table for v in views if TENANT_COLUMN in v.attrs]  # type: ignore[misc]
+            unscoped.append(UnscopedScan(table, names))
     return unscoped
+
+
+def unscoped_reads(root: PlanNode, is_tenant_table: Callable[[str], bool]) -> list[str]:
+    """Tenant-scoped tables (``db.table``) that ``root`` reads without the scope filter
+    (:func:`unscoped_scans`, one entry per table)."""
+    tables: list[str] = []
+    for scan in unscoped_scans(root, is_tenant_table):
+        if scan.table not in tables:
+            tables.append(scan.table)
+    return tables

@@ -37,6 +37,23 @@
 {%- endmacro %}
 
 
+{#-- The batch a run writes. A `tenant_from` model speaks for every tenant; a run bound to
+     a tenant writes only that tenant's rows, so it takes the rows whose tenant_from
+     column names the bound tenant and skips the others -- other tenants' rows and the
+     shared (NULL) rows, which only an unbound run writes -- and logs how many it
+     skipped. Otherwise the batch is `batch_source` as is. --#}
+{% macro mutable_bound_batch_source(definition, batch_source, tenant) -%}
+  {%- if tenant is none or not definition.tenant_from -%}{{ return(batch_source) }}{%- endif -%}
+  {%- set column = adapter.quote_column(definition.tenant_from) -%}
+  {%- set own = column ~ ' = ' ~ adapter.sql_string(tenant) -%}
+  {%- set skipped = jammi_engine_query('select count(*) from ' ~ batch_source ~ ' as batch where not coalesce(' ~ own ~ ', false)').rows[0][0] -%}
+  {%- if skipped -%}
+    {{ log("mutable_table '" ~ model.name ~ "': a run bound to tenant '" ~ tenant ~ "' writes only that tenant's rows of a tenant_from model; skipped " ~ skipped ~ " row(s) whose " ~ definition.tenant_from ~ " names another tenant or none (shared rows). An unbound run writes every tenant's rows.", info=true) }}
+  {%- endif -%}
+  {{ return('(select * from ' ~ batch_source ~ ' as batch where ' ~ own ~ ')') }}
+{%- endmacro %}
+
+
 {#-- The stored rows a run may change: a bound run only its tenant's rows; an unbound run
      with tenant_from every row (the model speaks for all tenants); otherwise the shared
      rows. Rows outside this scope are never in a change set. --#}
@@ -54,14 +71,25 @@
 
 {#-- In a run bound to a tenant, fail the current model now -- before its materialization
      writes anything -- when its SQL reads a tenant-scoped relation (a mutable table, a
-     topic) without the adapter's scope. Every statement of a bound run is checked again
-     when it runs (docs/tenancy.md); this early check is what keeps a rejected model from
-     e.g. dropping the table it would have replaced. The jammi materializations call it;
-     renders no SQL. --#}
+     topic) without the adapter's scope and the adapter cannot scope it (a read by path,
+     a view that does not pass tenant_id through). Every statement of a bound run is
+     scoped and checked again when it runs (docs/tenancy.md); this early check is what
+     keeps a rejected model from e.g. dropping the table it would have replaced.
+     dbt's materializations for jammi call it; renders no SQL. --#}
 {% macro jammi_check_tenant_reads() -%}
   {%- if execute -%}
     {%- do adapter.tenant_guard_check_sql(model.compiled_code or '') -%}
   {%- endif -%}
+{%- endmacro %}
+
+
+{#-- The model's SQL as this run may read it: in a bound run every read of a
+     tenant-scoped relation scoped by the adapter (or the model fails here, before
+     anything is written); unbound, `sql` itself. The jammi materializations inline the
+     result into their own (trusted) statements. --#}
+{% macro jammi_tenant_scoped_sql(sql) -%}
+  {%- if not execute -%}{{ return(sql) }}{%- endif -%}
+  {{ return(adapter.tenant_guard_scoped_sql(sql)) }}
 {%- endmacro %}
 
 

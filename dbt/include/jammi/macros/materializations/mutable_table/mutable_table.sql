@@ -18,10 +18,11 @@
   {%- if existing_relation is not none and existing_relation.is_view -%}
     {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ existing_relation ~ " is a view; drop it first") -%}
   {%- endif -%}
-  {%- do jammi_check_tenant_reads() -%}
+  {#-- in a bound run, the model's SQL with its tenant-scoped reads scoped (or the run
+       fails here); it is inlined in this node's own statements, which read the whole
+       table to plan and rewrite it and so run trusted until the post-hooks --#}
+  {%- set compiled_code = jammi_tenant_scoped_sql(compiled_code) -%}
   {{ run_hooks(pre_hooks) }}
-  {#-- the model's SQL passed the tenant read guard: this node's own statements (which
-       read the whole table to plan and rewrite it) run trusted until the post-hooks --#}
   {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- 2. batch: the model's output, validated before anything is written; its SQL is
@@ -41,7 +42,7 @@
   {%- endif -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
-  {%- set batch_source = mutable_batch_source(compiled_code) -%}
+  {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run

@@ -10,10 +10,10 @@
   {%- set target_relation = this.incorporate(type='view') -%}
   {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
+  {%- set sql = jammi_tenant_scoped_sql(sql) -%}
   {%- set output_columns = fetch_topic_output_columns(sql) -%}
   {%- set definition = adapter.topic_definition(model.name, output_columns, config.model.config) -%}
 
-  {%- do jammi_check_tenant_reads() -%}
   {{ run_hooks(pre_hooks) }}
   {%- do adapter.tenant_guard_trust(true) -%}
 
