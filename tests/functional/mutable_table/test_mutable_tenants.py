@@ -1,12 +1,14 @@
 """Tenant scope: bound runs stamp and only touch their own rows; reads are scoped."""
 
+import json
+
 import pytest
+from dbt.tests.util import run_dbt_and_capture
 
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     rows,
     run,
-    table_exists,
     table_rows,
 )
 
@@ -30,7 +32,8 @@ select sku, price, tenant_id from {{ tenant_scoped(ref('prices')) }}
 
 CONFIG_LOOKUP = """
 {{ config(materialized='mutable_table', primary_key=['setting'], tenant_from='tenant') }}
-select * from values ('acme', 'currency', 'EUR'), ('globex', 'currency', 'USD'),
+select * from values ('acme', 'currency', 'EUR'),
+  ('globex', 'currency', '{{ var("globex_currency", "USD") }}'),
   (cast(null as string), 'currency', 'GBP') as t(tenant, setting, value)
 """
 
@@ -115,18 +118,42 @@ class TestMutableTenants(MutableProjectBase):
         )
         assert found == [("EUR",)]
 
-    def test_unscoped_reads_fail_in_a_bound_run(self, project):
+    def test_tenant_from_in_a_bound_run_writes_the_bound_tenants_rows(self, project):
+        run(project, "config_lookup")  # unbound: every tenant's rows and the shared one
+        bound = {"jammi_tenant": "globex", "globex_currency": "CHF"}
+        _, log = run_dbt_and_capture(["run", "-s", "config_lookup", "--vars", json.dumps(bound)])
+        # the same model bound to globex: globex's row is written, acme's row and the
+        # shared row are skipped (only an unbound run writes them) and the run says so
+        assert "skipped 2 row(s) whose tenant names another tenant or none" in log
+        assert table_rows(project, "config_lookup", "tenant_id, setting, value", "1") == [
+            (None, "currency", "GBP"),
+            ("acme", "currency", "EUR"),
+            ("globex", "currency", "CHF"),
+        ]
+
+    def test_plain_reads_are_scoped_in_a_bound_run(self, project):
         run(project, "prices", {"batch": "acme", "jammi_tenant": "acme"})
-        results = run(
-            project, "leaky guarded_table guarded_view", {"jammi_tenant": "acme"}, expect_pass=False
+        run(project, "leaky guarded_table guarded_view", {"jammi_tenant": "acme"})
+        schema = project.test_schema
+        visible = rows(
+            project,
+            f"select sku, price, tenant_id from {schema}.prices "
+            "where tenant_id = 'acme' or tenant_id is null order by 1, 2",
         )
-        assert len(results.results) == 3
-        for result in results.results:
-            assert "without the adapter's tenant scope" in result.message, result.node.name
-        assert not table_exists(project, "leaky")
-        assert not table_exists(project, "guarded_table")
-        assert not table_exists(project, "guarded_view")
+        assert len(visible) < len(table_rows(project, "prices"))  # another tenant's rows exist
+        got = rows(
+            project, f"select sku, price, tenant_id from {schema}.guarded_table order by 1, 2"
+        )
+        assert got == visible
+        skus = sorted({sku for sku, _, _ in visible})
+        assert [
+            r[0] for r in rows(project, f"select sku from {schema}.guarded_view order by 1")
+        ] == [sku for sku, _, _ in visible]
+        maxima = {sku: max(p for s, p, _ in visible if s == sku) for sku in skus}
+        assert (
+            dict(rows(project, f"select sku, price from {schema}.leaky where tenant_id = 'acme'"))
+            == maxima
+        )
         # unbound runs read the whole table as usual
-        run(project, "leaky guarded_table guarded_view")
-        assert table_exists(project, "leaky") and table_exists(project, "guarded_table")
-        assert table_exists(project, "guarded_view")
+        run(project, "guarded_table")
+        assert len(table_rows(project, "guarded_table")) == len(table_rows(project, "prices"))

@@ -1,7 +1,8 @@
-"""The tenant read guard against every read path (issue 10): a run bound to 'acme' must
-never read 'globex' rows. Each leak model below read globex rows on cbd0805; each now
-fails before it writes anything. The scoped paths keep working and see only acme's and
-the shared rows."""
+"""The tenant read guard against every read path (issues 10 and 25): a run bound to
+'acme' must never read 'globex' rows. Each probe below read globex rows on cbd0805 and
+was refused on 3366926; now the adapter scopes each of them itself and the run sees
+acme's and the shared rows only. What it cannot scope (a table's files read by path, a
+view that does not pass tenant_id through) still fails before it writes anything."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ sources:
 EPHEMERAL = "{{ config(materialized='ephemeral') }} select * from {{ ref('prices') }}"
 
 # every one of these read globex rows in a run bound to acme on cbd0805
-LEAKS = {
+PROBES = {
     "leak_source": "select * from {{ source('jammi', 'prices') }}",
     "leak_plain": "select * from {{ target.schema }}.prices",
     "leak_catalog": "select * from spark_catalog.{{ target.schema }}.prices",
@@ -47,7 +48,12 @@ LEAKS = {
     "leak_forged": "select * from {{ ref('prices') }} "
     "where (tenant_id = 'acme' or tenant_id is null) or true",
     "leak_ephemeral": "select * from {{ ref('eph') }}",
-    # the table's own files, by path: parquet.`<version dir>` or delta.`<location>`
+}
+
+# what the adapter cannot scope, refused as before: the table's own files, by path
+# (parquet.`<version dir>` or delta.`<location>`), and a view whose rows mix tenants
+TOTALS_VIEW = "{{ config(materialized='view') }} select count(*) as n from {{ ref('prices') }}"
+REFUSED = {
     "leak_by_path": """
 -- depends_on: {{ ref('prices') }}
 {% set ns = namespace(location='') -%}
@@ -58,6 +64,7 @@ LEAKS = {
 {%- endif -%}
 select sku, price, tenant_id from {{ config.get('file_format') }}.`{{ ns.location }}`
 """,
+    "refused_totals": "select * from {{ ref('totals') }}",
 }
 
 # a MERGE reads its source (Delta keeps it in a field of a leaf command, not a child)
@@ -69,8 +76,8 @@ LEAK_MERGE = """
 """
 SINK = "{{ config(materialized='table') }} select 'none' as sku where false"
 
-# these were already blocked on cbd0805 and stay blocked
-BLOCKED = {
+# these were already refused on cbd0805
+PROBES |= {
     "blocked_ref": "select * from {{ ref('prices') }}",
     "blocked_cte": "with p as (select * from {{ ref('prices') }}) select * from p",
     "blocked_subquery": "select * from (select sku, price from {{ ref('prices') }}) x",
@@ -83,7 +90,7 @@ BLOCKED = {
 LEAK_THIS = """
 {{ config(materialized='mutable_table', primary_key=['sku']) }}
 select 'x' as sku,
-  {% if is_incremental() %}(select max(price) from {{ this }}){% else %}0{% endif %} as price
+  {% if is_incremental() %}(select max(price) + 1 from {{ this }}){% else %}0{% endif %} as price
 """
 
 SCOPED_THIS = """
@@ -117,7 +124,8 @@ LEAK_TEST = "select * from {{ ref('prices') }} where tenant_id = 'globex'"
 
 LEAK_OPERATION = """
 {% macro leak_operation() %}
-  {% do log(run_query('select count(*) from ' ~ target.schema ~ '.prices').rows[0][0], info=true) %}
+  {% set n = run_query('select count(*) from ' ~ target.schema ~ '.prices').rows[0][0] %}
+  {% do log('prices visible: ' ~ n, info=true) %}
 {% endmacro %}
 """
 
@@ -134,10 +142,11 @@ class TestTenantReadGuard(MutableProjectBase):
             "events.sql": EVENTS,
             "sources.yml": SOURCES,
             "eph.sql": EPHEMERAL,
+            "totals.sql": TOTALS_VIEW,
             "leak_this.sql": LEAK_THIS,
             "scoped_this.sql": SCOPED_THIS,
             "delete_when_subquery.sql": DELETE_WHEN_SUBQUERY,
-            **{f"{name}.sql": sql for name, sql in {**LEAKS, **BLOCKED}.items()},
+            **{f"{name}.sql": sql for name, sql in {**PROBES, **REFUSED}.items()},
             **{f"{name}.sql": TABLE + sql for name, sql in SCOPED.items()},
         }
 
@@ -157,44 +166,53 @@ class TestTenantReadGuard(MutableProjectBase):
         run(project, "events", {"who": "shared"})
         run(project, "events", {"who": "acme", **ACME})
         run(project, "events", {"who": "globex", "jammi_tenant": "globex"})
+        run(project, "totals")  # unbound: the admin's view over every tenant
 
     @pytest.fixture(scope="class")
     def bound_results(self, project):
-        """One run bound to acme of every leak and blocked model (one dbt invocation)."""
-        names = [*LEAKS, *BLOCKED]
+        """One run bound to acme of every probe (one dbt invocation)."""
+        names = [*PROBES, *REFUSED]
         results = run(project, " ".join(names), ACME, expect_pass=False)
         return {r.node.name: r for r in results.results}
 
-    @pytest.mark.parametrize("name", [*LEAKS, *BLOCKED])
-    def test_unscoped_read_fails_and_writes_nothing(self, project, bound_results, name):
+    @pytest.mark.parametrize("name", PROBES)
+    def test_plain_reads_are_scoped(self, project, bound_results, name):
+        result = bound_results[name]
+        assert result.status == "success", result.message
+        column, seen = (
+            ("who", ["acme", "shared"]) if name == "blocked_topic_view" else ("sku", ["a", "s"])
+        )
+        got = rows(
+            project, f"select distinct {column} from {project.test_schema}.{name} order by 1"
+        )
+        assert [r[0] for r in got] == seen  # acme's and the shared rows, never globex's
+
+    @pytest.mark.parametrize("name", REFUSED)
+    def test_what_cannot_be_scoped_fails_and_writes_nothing(self, project, bound_results, name):
         result = bound_results[name]
         assert result.status == "error", result.message
         assert GUARD in result.message
-        read = {"blocked_topic_view": "__topic_", "leak_by_path": UNNAMED_SCAN}.get(
-            name, f"{project.test_schema}.prices"
-        )
+        read = UNNAMED_SCAN if name == "leak_by_path" else f"{project.test_schema}.prices"
         assert read in result.message
         assert not table_exists(project, name)
 
     def test_unbound_runs_read_every_tenant(self, project, bound_results):
-        run(project, " ".join(LEAKS))  # the admin reads everything, as before
+        run(project, " ".join(PROBES))  # the admin reads everything, as before
         got = rows(project, f"select count(*) from {project.test_schema}.leak_forged")
         assert got == [(3,)]
 
-    def test_this_is_checked_like_any_read(self, project):
-        run(project, "leak_this scoped_this")  # first runs: no read of this
-        results = run(project, "leak_this", ACME, expect_pass=False)
-        assert GUARD in results.results[0].message
-        table = f"{project.test_schema}.leak_this"
-        assert rows(project, f"select sku, price, tenant_id from {table}") == [("x", 0, None)]
-        # tenant_scoped(this) reads acme's and the shared row only
-        run(project, "scoped_this", ACME)
-        got = rows(
-            project,
-            f"select tenant_id, price from {project.test_schema}.scoped_this "
-            "order by 1 nulls first",
-        )
-        assert got == [(None, 0), ("acme", 1)]
+    def test_this_is_scoped_like_any_read(self, project):
+        run(project, "leak_this scoped_this")  # first runs: no read of this, price 0
+        for _ in range(2):  # globex's row climbs to 2
+            run(project, "leak_this scoped_this", {"jammi_tenant": "globex"})
+        run(project, "leak_this scoped_this", ACME)  # sees its own and the shared row: 0 + 1
+        for table in ("leak_this", "scoped_this"):
+            got = rows(
+                project,
+                f"select tenant_id, price from {project.test_schema}.{table} "
+                "order by 1 nulls first",
+            )
+            assert got == [(None, 0), ("acme", 1), ("globex", 2)], table
 
     def test_scoped_paths_see_own_and_shared_rows_only(self, project):
         run(project, " ".join(SCOPED), ACME)
@@ -202,13 +220,14 @@ class TestTenantReadGuard(MutableProjectBase):
             got = rows(project, f"select distinct tenant_id from {project.test_schema}.{name}")
             assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
 
-    def test_merge_source_is_checked(self, project, fmt):
+    def test_merge_source_is_scoped(self, project, fmt):
         if fmt != "delta":
             pytest.skip("MERGE INTO needs a Delta table (the delta lane runs this)")
         run(project, "sink")
-        # bound to acme: refused before it runs (it would copy globex's sku)
-        run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)], expect_pass=False)
-        assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(0,)]
+        # bound to acme: its source is scoped, acme's and the shared sku are copied
+        run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)])
+        got = rows(project, f"select sku from {project.test_schema}.sink order by 1")
+        assert got == [("a",), ("s",)]
         run_dbt(["run-operation", "leak_merge"])  # unbound: the admin copies every sku
         assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(3,)]
 
@@ -217,26 +236,25 @@ class TestTenantReadGuard(MutableProjectBase):
         assert "contains a subquery" in results.results[0].message
         assert not table_exists(project, "delete_when_subquery")
 
-    def test_tests_operations_and_show_are_checked(self, project):
+    def test_tests_operations_and_show_are_scoped(self, project):
         results = run_dbt(
-            ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)],
-            expect_pass=False,
+            ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)]
         )
-        assert results.results[0].status == "error"
-        assert GUARD in results.results[0].message
+        assert results.results[0].status == "pass"  # globex's row is outside the scope
         audit = f"{project.test_schema}_dbt_test__audit"
-        schemas = [r[0] for r in rows(project, "show schemas")]
-        if audit in schemas:
-            assert not rows(project, f"show tables in {audit} like 'leak_test'")
+        assert rows(project, f"select count(*) from {audit}.leak_test") == [(0,)]
+        # unbound, the same test sees globex's row (and stores it)
+        results = run_dbt(["test", "--select", "leak_test", "--store-failures"], expect_pass=False)
+        assert results.results[0].status == "fail"
+        assert rows(project, f"select count(*) from {audit}.leak_test") == [(1,)]
 
         _, log = run_dbt_and_capture(
-            ["run-operation", "leak_operation", "--vars", json.dumps(ACME)], expect_pass=False
+            ["run-operation", "leak_operation", "--vars", json.dumps(ACME)]
         )
-        assert GUARD in log
-
+        assert "prices visible: 2" in log
         inline = f"select * from {project.test_schema}.prices where tenant_id = 'globex'"
-        with pytest.raises(Exception, match="tenant scope"):
-            run_dbt(["show", "--inline", inline, "--vars", json.dumps(ACME)])
+        shown = run_dbt(["show", "--inline", inline, "--vars", json.dumps(ACME)])
+        assert len(shown.results[0].agate_table.rows) == 0
         shown = run_dbt(["show", "--inline", inline])  # unbound: the admin sees everything
         assert len(shown.results[0].agate_table.rows) == 1
 
