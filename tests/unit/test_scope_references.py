@@ -79,10 +79,11 @@ def test_a_merge_has_its_source_scoped_and_its_target_left_alone():
 
 def test_the_tenant_is_a_literal_and_the_rest_of_the_text_is_kept():
     sql = "select /* keep */ a -- and this\nfrom d.prices where a > 'd.prices'"
-    got = scope_references(sql, NAMES, "x' or '1'='1")
+    tenant = "x' or '1'='1"
+    got = scope_references(sql, NAMES, tenant)
     assert got == (
         "select /* keep */ a -- and this\nfrom "
-        f"{scoped('d.prices', "x' or '1'='1")} prices "
+        f"{scoped('d.prices', tenant)} prices "
         "where a > 'd.prices'"
     )
     assert "tenant_id = 'x\\' or \\'1\\'=\\'1'" in got
