@@ -1,7 +1,8 @@
 {#-- Each tenant's price list: products (mutable) x categories (table) x the tenant's
      currency from the per-tenant config lookup (mutable, tenant-scoped). In a run bound
-     to a tenant (--vars '{jammi_tenant: acme}') tenant_scoped() shows only that
-     tenant's settings plus the shared defaults. --#}
+     to a tenant (--vars '{jammi_tenant: acme}') every read of a tenant-scoped table
+     shows only that tenant's rows plus the shared ones: tenant_scoped() says so
+     explicitly, and a plain ref() (products below) is scoped by the adapter. --#}
 {{ config(materialized='table') }}
 
 with settings as (
@@ -27,6 +28,6 @@ select
   cat.shelf,
   p.price_cents,
   c.currency
-from {{ tenant_scoped(ref('products')) }} as p
+from {{ ref('products') }} as p
 join {{ ref('categories') }} as cat on cat.category = p.category
 cross join currency as c
