@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.scope_references import scope_references
-from dbt.adapters.jammi.tenant_plan import (
+from dbt.adapters.jammi.tenancy.plan import (
     ALIAS,
     FILTER,
     OTHER,
@@ -18,6 +17,7 @@ from dbt.adapters.jammi.tenant_plan import (
     scoped_relation_sql,
     unscoped_scans,
 )
+from dbt.adapters.jammi.tenancy.scope_references import scope_references
 
 NAMES = {"d.prices", "d.v"}
 
