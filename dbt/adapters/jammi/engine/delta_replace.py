@@ -29,8 +29,7 @@ from dbt.adapters.base import available
 
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier
-from dbt.adapters.jammi.mutable_table.adapter import _rows
-from dbt.adapters.jammi.mutable_table.decisions import query_columns
+from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 
 OVERWRITE = "overwrite"
 REPLACE = "replace"
@@ -129,12 +128,12 @@ class DeltaReplaceAdapterMixin(StatementsMixin):
         self, query_rows: Any, table_rows: Any, partition_by: Any, detail_partitions: Any
     ) -> str:
         return replace_mode(
-            query_columns(_rows(query_rows)),
-            table_columns(_rows(table_rows)),
+            query_columns(result_rows(query_rows)),
+            table_columns(result_rows(table_rows)),
             wanted_partition_columns(partition_by),
             partition_columns(detail_partitions),
         )
 
     @available
     def delta_replace_column_list(self, query_rows: Any) -> str:
-        return column_list_sql(query_columns(_rows(query_rows)))
+        return column_list_sql(query_columns(result_rows(query_rows)))

@@ -18,6 +18,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
@@ -31,10 +32,6 @@ logger = AdapterLogger("Jammi")
 # A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
 COMMIT_ATTEMPTS = 3
 RETRY_PAUSE_S = 0.5
-
-
-def _rows(table: Any) -> list[list[Any]]:
-    return [list(row) for row in getattr(table, "rows", table) or []]
 
 
 class MutableTableAdapterMixin(StatementsMixin):
@@ -82,7 +79,7 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:
         """(name, type) pairs from ``DESCRIBE QUERY`` rows (col_name, data_type, comment)."""
-        return mutable.query_columns(_rows(describe_rows))
+        return query_columns(result_rows(describe_rows))
 
     @available
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
@@ -145,11 +142,11 @@ class MutableTableAdapterMixin(StatementsMixin):
 
     @available
     def mutable_location(self, describe_rows: Any) -> Optional[str]:
-        return mutable.describe_location(_rows(describe_rows))
+        return mutable.describe_location(result_rows(describe_rows))
 
     @available
     def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
-        return mutable.describe_properties(_rows(describe_rows))
+        return mutable.describe_properties(result_rows(describe_rows))
 
     @available
     def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:
@@ -215,7 +212,7 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_batch_error(self, model_name: str, kind: str, table: Any, detail: str = "") -> None:
         columns = list(getattr(table, "column_names", []) or [])
-        mutable.batch_error(model_name, kind, _rows(table), columns, detail)
+        mutable.batch_error(model_name, kind, result_rows(table), columns, detail)
 
     # --- all-or-nothing registration ----------------------------------------------
 

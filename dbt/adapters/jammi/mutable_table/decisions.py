@@ -247,16 +247,6 @@ def stale_version_dirs(
     return sorted(stale)
 
 
-def query_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
-    """The (name, type) columns of ``DESCRIBE QUERY`` rows, in output order."""
-    columns = []
-    for row in rows:
-        if len(row) < 2 or not row[0] or str(row[0]).startswith("#"):
-            continue
-        columns.append([str(row[0]), str(row[1])])
-    return columns
-
-
 def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:
     """The ``Location`` row of ``DESCRIBE TABLE EXTENDED`` / ``DESCRIBE SCHEMA EXTENDED``."""
     for row in rows:

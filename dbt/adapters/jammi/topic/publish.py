@@ -33,7 +33,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import is_delta_conflict
+from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.topic.staging import (
     check_claimable,

@@ -17,22 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
+from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit.claim import already_exists
-
-# Delta's conflict exceptions, by class name and by error class (Delta 3.x / 4.x).
-DELTA_CONFLICT_MARKERS = (
-    "ConcurrentAppendException",
-    "ConcurrentWriteException",
-    "ConcurrentDeleteReadException",
-    "ConcurrentDeleteDeleteException",
-    "ConcurrentTransactionException",
-    "MetadataChangedException",
-    "ProtocolChangedException",
-    "DELTA_CONCURRENT_",
-    "DELTA_METADATA_CHANGED",
-    "DELTA_PROTOCOL_CHANGED",
-)
 
 # A Delta create that found files at the table's location (another run's create, or
 # the first commit of a crashed one).
@@ -89,10 +76,6 @@ def plans_checked_batch(definition: Mapping[str, Any]) -> bool:
     return definition.get("history", "none") == "none" and not (
         definition.get("merge_functions") and definition.get("version_column")
     )
-
-
-def is_delta_conflict(message: str) -> bool:
-    return any(marker in message for marker in DELTA_CONFLICT_MARKERS)
 
 
 def change_counts(insert: int, update: int, delete: int) -> dict[str, Any]:

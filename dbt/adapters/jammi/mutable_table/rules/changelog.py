@@ -33,7 +33,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import require_bool
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import is_delta_conflict
+from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.topic.publish import claim_partition_sql
 from dbt.adapters.jammi.topic.registration import is_already_exists
