@@ -38,11 +38,12 @@ from dbt.adapters.jammi.engine.session import (
 from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.delta_merge import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.decisions import describe_properties
-from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, TopicDefinition
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
+from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
 from dbt.adapters.jammi.topic.publish import TopicAdapterMixin
 from dbt.adapters.jammi.topic.registration import TopicRegistrationAdapterMixin

@@ -14,10 +14,8 @@ from dbt.adapters.jammi.mutable_table.definition import (
     MutableTableDefinition,
     MutableTableDefinitionBuilder,
     MutableTableId,
-    TopicDefinition,
-    default_topic_name,
-    new_topic_id,
 )
+from dbt.adapters.jammi.topic.definition import TopicDefinition, default_topic_name, new_topic_id
 
 SCHEMA = {"item_id": "string", "price_tier": "int", "availability": "boolean", "qty": "bigint"}
 

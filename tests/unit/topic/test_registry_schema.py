@@ -10,7 +10,7 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import validate_registry_schema
-from dbt.adapters.jammi.mutable_table.definition import TopicDefinition
+from dbt.adapters.jammi.topic.definition import TopicDefinition
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"

@@ -1,4 +1,5 @@
-"""Definitions of mutable tables and topics, built and validated in Python.
+"""The definition of a mutable table, built and validated in Python (a topic's is in
+topic/definition.py).
 
 A definition is what a model's config plus its output schema mean; it is recorded on
 the storage table and in the registry, and it is the only input the Jinja
@@ -8,13 +9,11 @@ materializations take decisions from.
 from __future__ import annotations
 
 import json
-import os
-import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Optional, Union
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Optional
 
+from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns, single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.types import INTEGER_TYPES
@@ -23,12 +22,7 @@ from dbt.adapters.jammi.common.validation import (
     require_bool,
     require_choice,
     require_columns,
-    require_positive_int,
-    validate_column_name,
-    validate_column_type,
-    validate_registry_schema,
     validate_table_id,
-    validate_topic_name,
 )
 from dbt.adapters.jammi.mutable_table.rules.changelog import (
     validate_changelog,
@@ -45,8 +39,6 @@ ON_SCHEMA_CHANGE = ("fail", "append_new_columns")
 # Definition keys recorded only when set (see MutableTableDefinition.to_dict).
 OPTIONAL_KEYS = ("merge_functions", "ttl_ms", "ttl_column", "changelog")
 
-SchemaInput = Union[Mapping[str, str], Iterable[tuple[str, str]]]
-
 
 @dataclass(frozen=True)
 class MutableTableId:
@@ -57,12 +49,6 @@ class MutableTableId:
 
     def __str__(self) -> str:
         return self.name
-
-
-@dataclass(frozen=True)
-class ColumnDef:
-    name: str
-    type: str
 
 
 @dataclass(frozen=True)
@@ -459,39 +445,10 @@ class MutableTableDefinitionBuilder:
         return definition
 
     def _columns(self) -> list[ColumnDef]:
-        if not self._schema:
-            raise JammiValidationError(
-                self.subject, "the model outputs no columns", "select at least one column"
-            )
-        columns = []
-        seen: set[str] = set()
-        for entry in self._schema:
-            if not isinstance(entry, (tuple, list)) or len(entry) != 2:
-                raise JammiValidationError(
-                    self.subject,
-                    f"schema entry {entry!r} is not a (name, type) pair",
-                    "pass the schema as {'id': 'bigint', ...} or [('id', 'bigint'), ...]",
-                )
-            name, spark_type = entry
-            validate_column_name(name, self.subject)
-            if name.lower() in seen:
-                raise JammiValidationError(
-                    self.subject,
-                    f"column '{name}' appears more than once in the output",
-                    "alias one of the duplicates",
-                )
-            seen.add(name.lower())
-            columns.append(ColumnDef(name, validate_column_type(name, spark_type, self.subject)))
-        return columns
+        return output_columns(self._schema, self.subject)
 
     def _single_column(self, option: str, value: Any) -> str:
-        if not isinstance(value, str) or not value:
-            raise JammiValidationError(
-                self.subject,
-                f"'{option}' must be one column name, got {value!r}",
-                f"set {option} to a column name such as 'updated_at'",
-            )
-        return value
+        return single_column(option, value, self.subject)
 
     def _build_indexes(self, names: list[str]) -> tuple[MutableIndexDef, ...]:
         indexes = []
@@ -522,90 +479,3 @@ class MutableTableDefinitionBuilder:
             unique = require_bool(raw_unique, f"{label} unique", self.subject)
             indexes.append(MutableIndexDef(raw_name, tuple(columns), unique))
         return tuple(indexes)
-
-
-def new_topic_id(now_ms: Optional[int] = None) -> str:
-    """A time-ordered UUID (version 7 layout) rendered lowercase with '_' for '-'."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76
-    value |= ((rand >> 62) & 0xFFF) << 64
-    value |= 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    return str(uuid.UUID(int=value)).replace("-", "_")
-
-
-TOPIC_ENGINE_COLUMNS: tuple[ColumnDef, ...] = (
-    ColumnDef("_offset", "bigint"),
-    ColumnDef("_row_idx", "bigint"),
-    ColumnDef("_produced_at", "bigint"),
-)
-
-
-@dataclass(frozen=True)
-class TopicDefinition:
-    name: str
-    columns: tuple[ColumnDef, ...]
-    topic_id: str = field(default_factory=new_topic_id)
-    retention_offsets: Optional[int] = None
-    retention_ms: Optional[int] = None
-
-    @property
-    def backing_table(self) -> str:
-        return f"__topic_{self.topic_id}"
-
-    @property
-    def column_names(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "topic_id": self.topic_id,
-            "name": self.name,
-            "backing_table": self.backing_table,
-            "columns": [[c.name, c.type] for c in self.columns],
-            "retention_offsets": self.retention_offsets,
-            "retention_ms": self.retention_ms,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-
-    def with_topic_id(self, topic_id: str) -> TopicDefinition:
-        return replace(self, topic_id=topic_id)
-
-    @classmethod
-    def from_config(
-        cls, model_name: str, schema: SchemaInput, config: Mapping[str, Any]
-    ) -> TopicDefinition:
-        subject = f"topic '{model_name}'"
-        name = config.get("topic_name") or default_topic_name(model_name)
-        validate_topic_name(name, subject)
-        builder = MutableTableDefinitionBuilder(
-            MutableTableId("topic"), schema, model_name=model_name
-        )
-        builder.subject = subject
-        columns = builder._columns()
-        retention_offsets = config.get("retention_offsets")
-        if retention_offsets is not None:
-            require_positive_int(retention_offsets, "retention_offsets", subject)
-        retention_ms = config.get("retention_ms")
-        if retention_ms is not None:
-            require_positive_int(retention_ms, "retention_ms", subject)
-        validate_registry_schema(config.get("registry_schema"), subject)
-        return cls(
-            name=name,
-            columns=tuple(columns),
-            retention_offsets=retention_offsets,
-            retention_ms=retention_ms,
-        )
-
-
-def default_topic_name(model_name: str) -> str:
-    """``cdc_orders`` -> ``cdc.orders``: the first '_' becomes the namespace dot."""
-    name = model_name.lower()
-    if "." in name or "_" not in name:
-        return name
-    head, tail = name.split("_", 1)
-    return f"{head}.{tail}"

@@ -35,6 +35,7 @@ from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import require_bool
 from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+from dbt.adapters.jammi.topic.definition import default_topic_name
 from dbt.adapters.jammi.topic.publish import claim_partition_sql
 from dbt.adapters.jammi.topic.registration import is_already_exists
 
@@ -91,10 +92,6 @@ def validate_changelog_rebuild(changelog: bool, full_refresh: Any, subject: str)
 def topic_name(model_name: str) -> str:
     """``orders_state`` -> ``orders.state.changes``: the topic-style name a topic model of
     that name would get by default, plus ``.changes``."""
-    from dbt.adapters.jammi.mutable_table.definition import (
-        default_topic_name,  # definition imports us
-    )
-
     return default_topic_name(model_name) + CHANGES_SUFFIX
 
 
