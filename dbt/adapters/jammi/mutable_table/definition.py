@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns, single_column
@@ -24,20 +25,19 @@ from dbt.adapters.jammi.common.validation import (
     require_columns,
     validate_table_id,
 )
-from dbt.adapters.jammi.mutable_table.rules.changelog import (
-    validate_changelog,
-    validate_changelog_rebuild,
-)
-from dbt.adapters.jammi.mutable_table.rules.merge_functions import validate_merge_functions
-from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, validate_ttl
+from dbt.adapters.jammi.mutable_table.indexes import MutableIndexDef, build_indexes, config_indexes
+from dbt.adapters.jammi.mutable_table.rules.changelog import validate_changelog_rebuild
+from dbt.adapters.jammi.mutable_table.rules.registry import ROW_RULES, RULE_OPTIONS
+from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+from dbt.adapters.jammi.mutable_table.scd2 import validate_history, validate_track_columns
 
 FILE_FORMATS = ("auto", "delta", "parquet", "orc", "iceberg", "hudi")
 HARD_DELETES = ("ignore", "delete")
-HISTORY_MODES = ("none", "scd2")
 ON_SCHEMA_CHANGE = ("fail", "append_new_columns")
 
-# Definition keys recorded only when set (see MutableTableDefinition.to_dict).
-OPTIONAL_KEYS = ("merge_functions", "ttl_ms", "ttl_column", "changelog")
+# Definition keys recorded only when set (see MutableTableDefinition.to_dict): the row
+# rules' options, added after tables were first recorded.
+OPTIONAL_KEYS = RULE_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,6 @@ class MutableTableId:
 
     def __str__(self) -> str:
         return self.name
-
-
-@dataclass(frozen=True)
-class MutableIndexDef:
-    name: str
-    columns: tuple[str, ...]
-    unique: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,11 +153,9 @@ class MutableTableDefinition:
             "tenant_from": builder.tenant_from,
             "on_schema_change": builder.on_schema_change,
             "file_format": builder.file_format,
-            "merge_functions": builder.merge_functions,
-            "ttl_ms": builder.ttl_ms,
-            "ttl_column": builder.ttl_column,
-            "changelog": builder.changelog,
         }
+        for option in RULE_OPTIONS:  # a row rule's options (rules/registry.py)
+            known[option] = partial(builder.option, option)
         if config.get("primary_key") is None:
             raise JammiValidationError(
                 builder.subject,
@@ -175,21 +166,8 @@ class MutableTableDefinition:
             value = config.get(option)
             if value is not None:
                 setter(value)
-        indexes = config.get("indexes") or []
-        if not isinstance(indexes, list):
-            raise JammiValidationError(
-                builder.subject,
-                f"'indexes' must be a list, got {indexes!r}",
-                "write indexes: [{name: by_sku, columns: [sku], unique: true}]",
-            )
-        for index in indexes:
-            if not isinstance(index, Mapping) or set(index) - {"name", "columns", "unique"}:
-                raise JammiValidationError(
-                    builder.subject,
-                    f"index {index!r} is not of the form {{name, columns, unique}}",
-                    "write each index as {name: by_sku, columns: [sku], unique: true}",
-                )
-            builder.index(index.get("name"), index.get("columns"), index.get("unique", False))
+        for name, columns, unique in config_indexes(config.get("indexes"), builder.subject):
+            builder.index(name, columns, unique)
         definition = builder.build()
         validate_changelog_rebuild(
             definition.changelog, config.get("full_refresh"), builder.subject
@@ -224,6 +202,12 @@ class MutableTableDefinitionBuilder:
     def _set(self, option: str, value: Any) -> MutableTableDefinitionBuilder:
         self._options[option] = value
         return self
+
+    def option(self, option: str, value: Any) -> MutableTableDefinitionBuilder:
+        """Set a row rule's option (one of rules/registry.py's ``RULE_OPTIONS``)."""
+        if option not in RULE_OPTIONS:
+            raise ValueError(f"{option!r} is not a row rule's option: {RULE_OPTIONS}")
+        return self._set(option, value)
 
     def version_column(self, column: str) -> MutableTableDefinitionBuilder:
         return self._set("version_column", column)
@@ -280,30 +264,7 @@ class MutableTableDefinitionBuilder:
         names = [c.name for c in columns]
         types = {c.name: c.type for c in columns}
 
-        history = require_choice(opts.get("history", "none"), "history", HISTORY_MODES, subject)
-        valid_from = self._single_column("valid_from", opts.get("valid_from", "valid_from"))
-        valid_to = self._single_column("valid_to", opts.get("valid_to", "valid_to"))
-        if history == "scd2":
-            if valid_from == valid_to:
-                raise JammiValidationError(
-                    subject,
-                    f"valid_from and valid_to are both '{valid_from}'",
-                    "give the interval bounds two different column names",
-                )
-            if valid_to in names:
-                raise JammiValidationError(
-                    subject,
-                    f"column '{valid_to}' (valid_to) is in the model's output; the engine "
-                    "maintains it",
-                    f"remove '{valid_to}' from the select list",
-                )
-            if valid_from in names and types[valid_from] not in INTEGER_TYPES:
-                raise JammiValidationError(
-                    subject,
-                    f"valid_from column '{valid_from}' has type {types[valid_from]}",
-                    f"output it as bigint epoch milliseconds: "
-                    f"{{{{ to_epoch_millis('...') }}}} as {valid_from}",
-                )
+        history, valid_from, valid_to = validate_history(opts, names, types, subject)
 
         if self._primary_key is None:
             raise JammiValidationError(
@@ -367,52 +328,38 @@ class MutableTableDefinitionBuilder:
                     f"remove '{tenant_from}' from primary_key",
                 )
 
-        track_columns: list[str] = []
-        if "track_columns" in opts:
-            if history != "scd2":
-                raise JammiValidationError(
-                    subject,
-                    "'track_columns' is set but history is not scd2",
-                    "remove track_columns or set history: scd2",
-                )
-            track_columns = column_list(opts["track_columns"], "track_columns", subject)
-            require_columns(track_columns, names, "track_columns", subject)
-            bad = [c for c in track_columns if c in self._primary_key or c == valid_from]
-            if bad:
-                raise JammiValidationError(
-                    subject,
-                    f"track_columns includes key column '{bad[0]}'",
-                    "list only non-key columns in track_columns",
-                )
-        elif history == "scd2":
-            track_columns = [
-                c for c in names if c not in self._primary_key and c not in (valid_from,)
-            ]
+        track_columns = validate_track_columns(
+            opts, names, self._primary_key, history, valid_from, subject
+        )
 
         delete_when = opts.get("delete_when")
         if delete_when is not None:
             delete_when = validate_predicate(delete_when, subject, "delete_when")
 
-        ttl_ms, ttl_column = validate_ttl(
-            opts.get("ttl_ms"), opts.get("ttl_column"), subject, types, history
+        # the row rules (rules/registry.py) validate their options against the key fields
+        draft = MutableTableDefinition(
+            table_id=self._table_id,
+            columns=tuple(columns),
+            primary_key=tuple(self._primary_key),
+            version_column=version_column,
+            history=history,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            tenant_from=tenant_from,
         )
-        merge_functions = validate_merge_functions(
-            opts.get("merge_functions"),
-            subject,
-            types,
-            self._primary_key,
-            version_column,
-            tenant_from,
-            history,
-        )
+        rule_fields: dict[str, Any] = {}
+        for rule in ROW_RULES:
+            rule_fields.update(rule.definition_fields(opts, draft, subject))
 
         definition = MutableTableDefinition(
             table_id=self._table_id,
             columns=tuple(columns),
             primary_key=tuple(self._primary_key),
             # scd2: an index may name the interval bounds, e.g. (item_id, valid_to)
-            indexes=self._build_indexes(
-                names + [c for c in (valid_from, valid_to) if history == "scd2" and c not in names]
+            indexes=build_indexes(
+                self._indexes,
+                names + [c for c in (valid_from, valid_to) if history == "scd2" and c not in names],
+                subject,
             ),
             ordering_column=ordering_column,
             version_column=version_column,
@@ -434,14 +381,8 @@ class MutableTableDefinitionBuilder:
             file_format=require_choice(
                 opts.get("file_format", "auto"), "file_format", FILE_FORMATS, subject
             ),
-            merge_functions=merge_functions,
-            ttl_ms=ttl_ms,
-            ttl_column=ttl_column,
+            **rule_fields,
         )
-        if validate_changelog(
-            opts.get("changelog"), subject, definition.column_names, definition.value_columns
-        ):
-            definition = replace(definition, changelog=True)
         return definition
 
     def _columns(self) -> list[ColumnDef]:
@@ -449,33 +390,3 @@ class MutableTableDefinitionBuilder:
 
     def _single_column(self, option: str, value: Any) -> str:
         return single_column(option, value, self.subject)
-
-    def _build_indexes(self, names: list[str]) -> tuple[MutableIndexDef, ...]:
-        indexes = []
-        seen: set[str] = set()
-        for raw_name, raw_columns, raw_unique in self._indexes:
-            if not isinstance(raw_name, str):
-                raise JammiValidationError(
-                    self.subject,
-                    f"an index has no name (got {raw_name!r})",
-                    "give every index a name, e.g. {name: by_sku, columns: [sku]}",
-                )
-            label = f"index '{raw_name}'"
-            try:
-                validate_table_id(raw_name, self.subject)
-            except JammiValidationError as exc:
-                raise JammiValidationError(
-                    self.subject, f"{label}: {exc.problem}", exc.fix
-                ) from None
-            if raw_name in seen:
-                raise JammiValidationError(
-                    self.subject,
-                    f"{label} is defined more than once",
-                    "give every index a unique name",
-                )
-            seen.add(raw_name)
-            columns = column_list(raw_columns, f"{label} columns", self.subject)
-            require_columns(columns, names, label, self.subject)
-            unique = require_bool(raw_unique, f"{label} unique", self.subject)
-            indexes.append(MutableIndexDef(raw_name, tuple(columns), unique))
-        return tuple(indexes)

@@ -16,8 +16,80 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
+from dbt.adapters.jammi.common.columns import single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.validation import TENANT_COLUMN, quote_identifier
+from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.validation import (
+    TENANT_COLUMN,
+    column_list,
+    quote_identifier,
+    require_choice,
+    require_columns,
+)
+
+# The definition's options for history (validated here, next to the planner they drive).
+HISTORY_MODES = ("none", "scd2")
+
+
+def validate_history(
+    opts: Mapping[str, Any], names: Sequence[str], types: Mapping[str, str], subject: str
+) -> tuple[str, str, str]:
+    """``history``, ``valid_from``, ``valid_to``: the mode and the interval bounds."""
+    history = require_choice(opts.get("history", "none"), "history", HISTORY_MODES, subject)
+    valid_from = single_column("valid_from", opts.get("valid_from", "valid_from"), subject)
+    valid_to = single_column("valid_to", opts.get("valid_to", "valid_to"), subject)
+    if history == "scd2":
+        if valid_from == valid_to:
+            raise JammiValidationError(
+                subject,
+                f"valid_from and valid_to are both '{valid_from}'",
+                "give the interval bounds two different column names",
+            )
+        if valid_to in names:
+            raise JammiValidationError(
+                subject,
+                f"column '{valid_to}' (valid_to) is in the model's output; the engine maintains it",
+                f"remove '{valid_to}' from the select list",
+            )
+        if valid_from in names and types[valid_from] not in INTEGER_TYPES:
+            raise JammiValidationError(
+                subject,
+                f"valid_from column '{valid_from}' has type {types[valid_from]}",
+                f"output it as bigint epoch milliseconds: "
+                f"{{{{ to_epoch_millis('...') }}}} as {valid_from}",
+            )
+    return history, valid_from, valid_to
+
+
+def validate_track_columns(
+    opts: Mapping[str, Any],
+    names: Sequence[str],
+    primary_key: Sequence[str],
+    history: str,
+    valid_from: str,
+    subject: str,
+) -> list[str]:
+    """``track_columns``: the non-key columns whose change opens a new version (scd2)."""
+    track_columns: list[str] = []
+    if "track_columns" in opts:
+        if history != "scd2":
+            raise JammiValidationError(
+                subject,
+                "'track_columns' is set but history is not scd2",
+                "remove track_columns or set history: scd2",
+            )
+        track_columns = column_list(opts["track_columns"], "track_columns", subject)
+        require_columns(track_columns, names, "track_columns", subject)
+        bad = [c for c in track_columns if c in primary_key or c == valid_from]
+        if bad:
+            raise JammiValidationError(
+                subject,
+                f"track_columns includes key column '{bad[0]}'",
+                "list only non-key columns in track_columns",
+            )
+    elif history == "scd2":
+        track_columns = [c for c in names if c not in primary_key and c not in (valid_from,)]
+    return track_columns
 
 
 @dataclass(frozen=True)

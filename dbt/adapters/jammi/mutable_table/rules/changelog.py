@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
@@ -38,6 +38,10 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.topic.definition import default_topic_name
 from dbt.adapters.jammi.topic.publish import claim_partition_sql
 from dbt.adapters.jammi.topic.registration import is_already_exists
+
+if TYPE_CHECKING:
+    from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+
 
 CHANGE_KIND_COLUMN = "change_kind"
 TABLE_VERSION_COLUMN = "table_version"
@@ -54,6 +58,20 @@ RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 class ChangelogPublishError(JammiValidationError):
     """Committed changes could not be published to the changelog topic."""
+
+
+# The definition options this rule owns (registered in rules/registry.py).
+OPTIONS = ("changelog",)
+
+
+def definition_fields(
+    opts: Mapping[str, Any], draft: MutableTableDefinition, subject: str
+) -> dict[str, Any]:
+    """The definition's ``changelog`` flag, validated against its columns."""
+    enabled = validate_changelog(
+        opts.get("changelog"), subject, draft.column_names, draft.value_columns
+    )
+    return {"changelog": bool(enabled)}
 
 
 def validate_changelog(

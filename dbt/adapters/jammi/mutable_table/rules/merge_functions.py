@@ -9,13 +9,36 @@ key's stored version are then ignored and re-running a batch is a no-op.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import INTEGER_TYPES
 
+if TYPE_CHECKING:
+    from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+
+# The definition options this rule owns (registered in rules/registry.py).
+OPTIONS = ("merge_functions",)
+
 MERGE_FUNCTIONS = ("sum", "min", "max", "last_non_null", "first")
 NUMERIC_TYPES = frozenset(INTEGER_TYPES | {"float", "double"})
+
+
+def definition_fields(
+    opts: Mapping[str, Any], draft: MutableTableDefinition, subject: str
+) -> dict[str, Any]:
+    """The definition's ``merge_functions``, validated against its columns and key."""
+    return {
+        "merge_functions": validate_merge_functions(
+            opts.get("merge_functions"),
+            subject,
+            {c.name: c.type for c in draft.columns},
+            list(draft.primary_key),
+            draft.version_column,
+            draft.tenant_from,
+            draft.history,
+        )
+    }
 
 
 def validate_merge_functions(

@@ -11,14 +11,31 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import INTEGER_TYPES
 from dbt.adapters.jammi.common.validation import require_positive_int
 
+if TYPE_CHECKING:
+    from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+
+# The definition options this rule owns (registered in rules/registry.py).
+OPTIONS = ("ttl_ms", "ttl_column")
+
 # Engine-maintained: when the key's row was last inserted or updated (epoch ms).
 WRITTEN_AT_COLUMN = "_written_at"
+
+
+def definition_fields(
+    opts: Mapping[str, Any], draft: MutableTableDefinition, subject: str
+) -> dict[str, Any]:
+    """The definition's ``ttl_ms`` and ``ttl_column``, validated against its columns."""
+    types = {c.name: c.type for c in draft.columns}
+    ttl_ms, ttl_column = validate_ttl(
+        opts.get("ttl_ms"), opts.get("ttl_column"), subject, types, draft.history
+    )
+    return {"ttl_ms": ttl_ms, "ttl_column": ttl_column}
 
 
 def validate_ttl(
