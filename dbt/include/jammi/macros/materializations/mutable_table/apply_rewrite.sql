@@ -65,7 +65,7 @@
 
 {#-- Apply a change set to an existing parquet/orc table. `planned_location` is the
      version the plan was made from (read before planning). The commit is a
-     compare-and-swap (adapter.mutable_commit_version, commit_claim.py): of two runs that
+     compare-and-swap (adapter.mutable_commit_version, mutable_table/commit/claim.py): of two runs that
      planned from the same version, at most one commits; the other fails with a clear
      message. On any failure this run's version directory and `cleanup` (its own run
      relations) are removed; the table keeps pointing at the version it had. Returns the

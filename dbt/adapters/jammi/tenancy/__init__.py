@@ -1,0 +1,8 @@
+"""Tenancy: the tenant binding's read guard.
+
+Plan readers (EXPLAIN text, the JVM's analyzed plan, MERGE operands) reduce a statement
+to its reads; scope_references scopes a bound run's reads in the statement's text;
+the guard refuses a bound run's unscoped read; the connection hook is the
+one entry point every statement passes through; the adapter mixin is the Jinja side.
+Layer 2: may import engine/, common/, credentials.py.
+"""

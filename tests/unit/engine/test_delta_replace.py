@@ -1,0 +1,192 @@
+"""The rebuild of an existing Delta table without a replace-as-select (engine/delta_replace.py
+and macros/relations/table.sql), offline: which Spark versions need it, how the mode is
+chosen, and the statements the macro runs and returns."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import jinja2
+import pytest
+
+from dbt.adapters.jammi.engine import delta_replace
+from dbt.adapters.jammi.engine.delta_replace import (
+    OVERWRITE,
+    REPLACE,
+    column_list_sql,
+    partition_columns,
+    replace_as_select_unsupported,
+    replace_mode,
+    table_columns,
+)
+
+RELATIONS = os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
+)
+
+
+@pytest.mark.parametrize(
+    "version, unsupported",
+    [
+        ("3.5.7 a1b2c3", True),
+        ("3.5.6", True),
+        ("3.5.5", False),
+        ("3.4.1", False),
+        ("4.0.1 d4e5", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_which_spark_cannot_replace_as_select_into_delta(version, unsupported):
+    assert replace_as_select_unsupported(version) is unsupported
+
+
+def test_partition_columns_from_session_list_and_thrift_json():
+    assert partition_columns(["region", "day"]) == ["region", "day"]
+    assert partition_columns('["region"]') == ["region"]
+    assert partition_columns("[]") == []
+    assert partition_columns("") == []
+    assert partition_columns(None) == []
+
+
+def test_table_columns_stop_at_the_partition_section():
+    rows = [
+        ("id", "bigint", None),
+        ("region", "string", None),
+        ("# Partition Information", "", ""),
+        ("# col_name", "data_type", "comment"),
+        ("region", "string", None),
+    ]
+    assert table_columns(rows) == [["id", "bigint"], ["region", "string"]]
+
+
+COLUMNS = [["id", "bigint"], ["amount", "decimal(10,2)"]]
+
+
+def test_same_columns_and_partitions_overwrite():
+    same = [["ID", "BIGINT"], ["amount", "decimal(10, 2)"]]
+    assert replace_mode(COLUMNS, same, ["id"], ["ID"]) == OVERWRITE
+
+
+@pytest.mark.parametrize(
+    "query, wanted, existing",
+    [
+        ([["id", "bigint"], ["amount", "decimal(12,2)"]], [], []),  # a type changed
+        ([["amount", "decimal(10,2)"], ["id", "bigint"]], [], []),  # order changed
+        ([*COLUMNS, ["note", "string"]], [], []),  # a column added
+        ([["id", "bigint"]], [], []),  # a column removed
+        (COLUMNS, ["id"], []),  # partitioning added
+        (COLUMNS, [], ["id"]),  # partitioning removed
+    ],
+)
+def test_any_schema_or_partitioning_change_replaces(query, wanted, existing):
+    assert replace_mode(query, COLUMNS, wanted, existing) == REPLACE
+
+
+def test_column_list_quotes_names():
+    assert column_list_sql([["a`b", "int"], ["c", "map<string,int>"]]) == (
+        "(`a``b` int, `c` map<string,int>)"
+    )
+
+
+class Table:
+    def __init__(self, rows, columns=()):
+        self.rows = rows
+        self.columns = columns
+
+
+class DetailRow(dict):
+    pass
+
+
+class Adapter:
+    def __init__(self):
+        self.delta_replace_mode = lambda *a: replace_mode(
+            delta_replace.query_columns(a[0].rows),
+            table_columns(a[1].rows),
+            delta_replace.wanted_partition_columns(a[2]),
+            partition_columns(a[3]),
+        )
+        self.delta_replace_column_list = lambda rows: column_list_sql(
+            delta_replace.query_columns(rows.rows)
+        )
+
+
+def render_rebuild(query_rows, table_rows, partitions, config):
+    ran: list[str] = []
+
+    def run_query(sql):
+        ran.append(flat(sql))
+        if sql.startswith("describe query"):
+            return Table(query_rows)
+        if sql.startswith("describe table"):
+            return Table(table_rows)
+        if sql.startswith("describe detail"):
+            return Table([DetailRow(partitionColumns=partitions)])
+        return Table([])
+
+    class Config(dict):
+        def get(self, key, default=None):
+            return dict.get(self, key, default)
+
+    cfg = Config(config)
+    props = cfg.get("tblproperties")
+    context = {
+        "adapter": Adapter(),
+        "config": cfg,
+        "run_query": run_query,
+        "file_format_clause": lambda: "using delta",
+        "options_clause": lambda: "",
+        "tblproperties_clause": lambda: (
+            "tblproperties (" + ", ".join(f"'{k}' = '{v}'" for k, v in props.items()) + ")"
+            if props
+            else ""
+        ),
+        "partition_cols": lambda label: (
+            f"{label} ({cfg['partition_by']})" if cfg.get("partition_by") else ""
+        ),
+        "location_clause": lambda: "",
+        "comment_clause": lambda: "",
+    }
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(RELATIONS), extensions=["jinja2.ext.do"]
+    )
+    module = env.get_template("table.sql").make_module(context)
+    returned = flat(module.get_delta_rebuild_sql("s.t", "select 1 as id"))
+    return ran, returned
+
+
+def flat(sql) -> str:
+    return re.sub(r"\s+", " ", str(sql)).strip()
+
+
+def test_rebuild_with_same_schema_is_one_insert_overwrite():
+    cols = [("id", "int", None)]
+    ran, returned = render_rebuild(cols, cols, [], {"contract": Contract()})
+    assert returned == "insert overwrite table s.t select 1 as id"
+    assert not any(s.startswith(("replace", "alter")) for s in ran)
+
+
+def test_rebuild_with_same_schema_sets_the_models_tblproperties_first():
+    cols = [("id", "int", None)]
+    ran, returned = render_rebuild(
+        cols, cols, [], {"contract": Contract(), "tblproperties": {"team": "x"}}
+    )
+    assert "alter table s.t set tblproperties ('team' = 'x')" in ran
+    assert returned.startswith("insert overwrite table s.t")
+
+
+def test_rebuild_with_new_schema_replaces_then_inserts():
+    ran, returned = render_rebuild(
+        [("id", "int", None), ("label", "string", None)],
+        [("id", "int", None)],
+        [],
+        {"contract": Contract(), "partition_by": "label"},
+    )
+    assert "replace table s.t (`id` int, `label` string) using delta partitioned by (label)" in ran
+    assert returned == "insert into s.t select 1 as id"
+
+
+class Contract:
+    enforced = False

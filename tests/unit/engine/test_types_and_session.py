@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import decimal
+
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.types import map_spark_type
+from dbt.adapters.jammi.common.validation import (
+    sql_string_literal,
+    validate_tenant_value,
+)
+from dbt.adapters.jammi.credentials import SESSION_SQL_DEFAULTS, JammiCredentials
+from dbt.adapters.jammi.engine import session as session_module
+from dbt.adapters.jammi.engine.bindings import JammiSessionConnectionWrapper
+from dbt.adapters.jammi.engine.session import (
+    SessionCapabilities,
+    apply_session_defaults,
+    start_embedded_session,
+)
+
+
+@pytest.mark.parametrize(
+    "spark_type, closed",
+    [
+        ("int", "int"),
+        ("integer", "int"),
+        ("long", "bigint"),
+        ("short", "smallint"),
+        ("byte", "tinyint"),
+        ("varchar(10)", "string"),
+        ("Boolean", "boolean"),
+        ("decimal(10,2)", None),
+        ("array<int>", None),
+        ("timestamp_ntz", None),
+        ("interval day to second", None),
+        # Spark 4's spellings
+        ("string collate UTF8_BINARY", "string"),
+        ("varchar(5) collate UTF8_BINARY", "string"),
+        ("string collate UTF8_LCASE", None),
+        ("string collate UNICODE_CI", None),
+        ("int collate UTF8_BINARY", None),
+        ("variant", None),
+        ("time(6)", None),
+        ("time", None),
+    ],
+)
+def test_type_mapping(spark_type, closed):
+    assert map_spark_type(spark_type).closed_type == closed
+
+
+def test_embedded_session_state_lives_in_the_project(tmp_path, monkeypatch):
+    monkeypatch.chdir("/")
+    creds = JammiCredentials(method="session", schema="s", host="localhost")
+    apply_session_defaults(creds, str(tmp_path))
+    params = creds.server_side_parameters
+    assert params["spark.sql.warehouse.dir"] == str(tmp_path / ".spark" / "warehouse")
+    assert (
+        str(tmp_path / ".spark" / "metastore_db")
+        in params["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    )
+    assert params["spark.ui.enabled"] == "false"
+    # Spark SQL settings are never put where dbt-spark re-applies them per statement.
+    assert not any(key in params for key in SESSION_SQL_DEFAULTS)
+    assert "spark.sql.sources.partitionOverwriteMode" not in params
+
+
+def test_session_sql_defaults_do_not_touch_what_dbt_spark_sets():
+    assert set(SESSION_SQL_DEFAULTS) == {
+        "spark.sql.session.timeZone",
+        "spark.sql.shuffle.partitions",
+    }
+
+
+class _FakeConf:
+    def __init__(self, keys):
+        self.keys = set(keys)
+
+    def contains(self, key):
+        return key in self.keys
+
+
+class _FakeSession:
+    def __init__(self, master, context_keys):
+        self.sparkContext = type(
+            "Ctx", (), {"master": master, "getConf": lambda _: _FakeConf(context_keys)}
+        )()
+        self.set_calls = []
+        self.conf = type("Conf", (), {"set": lambda _, k, v: self.set_calls.append((k, v))})()
+
+
+def _fake_pyspark(monkeypatch, session, active=None):
+    import pyspark
+    import pyspark.sql
+
+    class Builder:
+        options = {}
+
+        def enableHiveSupport(self):
+            return self
+
+        def config(self, key, value):
+            self.options[key] = value
+            return self
+
+        def getOrCreate(self):
+            return session
+
+    monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", active)
+    monkeypatch.setattr(pyspark.sql.SparkSession, "builder", Builder())
+    return Builder
+
+
+@pytest.mark.parametrize(
+    "master, context_keys, expected",
+    [
+        ("local[2]", set(), SESSION_SQL_DEFAULTS),
+        ("local[*]", {"spark.sql.shuffle.partitions"}, {"spark.sql.session.timeZone": "UTC"}),
+        ("yarn", set(), {}),
+    ],
+)
+def test_sql_defaults_are_set_once_on_a_new_local_session(
+    monkeypatch, master, context_keys, expected
+):
+    session = _FakeSession(master, context_keys)
+    builder = _fake_pyspark(monkeypatch, session)
+    start_embedded_session({"spark.master": master})
+    assert builder.options == {"spark.master": master}
+    assert dict(session.set_calls) == dict(expected)
+
+
+def test_a_running_session_is_left_alone(monkeypatch):
+    session = _FakeSession("local[2]", set())
+    _fake_pyspark(monkeypatch, session, active=object())
+    start_embedded_session({})
+    assert session.set_calls == []
+
+
+def test_profile_settings_win_over_session_defaults(tmp_path):
+    creds = JammiCredentials(
+        method="session",
+        schema="s",
+        host="localhost",
+        server_side_parameters={"spark.sql.warehouse.dir": "/elsewhere"},
+    )
+    apply_session_defaults(creds, str(tmp_path))
+    assert creds.server_side_parameters["spark.sql.warehouse.dir"] == "/elsewhere"
+
+
+def test_tenant_profile_field_is_validated():
+    assert JammiCredentials(method="session", schema="s", host="h", tenant="acme").tenant == "acme"
+    with pytest.raises(JammiValidationError, match="control characters"):
+        JammiCredentials(method="session", schema="s", host="h", tenant="a\nb")
+
+
+def test_tenant_values_are_data():
+    hostile = "x'; DROP TABLE t; --\\"
+    assert validate_tenant_value(hostile, "t") == hostile
+    literal = sql_string_literal(hostile)
+    assert literal == "'x\\'; DROP TABLE t; --\\\\'"
+
+
+def test_capabilities_from_extensions():
+    assert SessionCapabilities.from_extensions("io.delta.sql.DeltaSparkSessionExtension").delta
+    assert not SessionCapabilities.from_extensions("<undefined>").delta
+    assert not SessionCapabilities.from_extensions(None).delta
+
+
+def test_missing_java_is_one_clear_line(monkeypatch):
+    monkeypatch.setattr(session_module, "_java_binary", lambda: None)
+    session_module.java_problem.cache_clear()
+    try:
+        problem = session_module.java_problem()
+    finally:
+        session_module.java_problem.cache_clear()
+    assert problem is not None and "\n" not in problem
+    assert "Java 17" in problem and "openjdk-17" in problem
+
+
+def test_old_java_is_reported(monkeypatch, tmp_path):
+    fake = tmp_path / "java"
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(session_module, "_java_binary", lambda: str(fake))
+    session_module.java_problem.cache_clear()
+    try:
+        problem = session_module.java_problem()
+    finally:
+        session_module.java_problem.cache_clear()
+    assert problem is not None and "found Java 11" in problem
+
+
+@pytest.mark.parametrize(
+    "value, rendered",
+    [
+        (None, "NULL"),
+        ("O'Brien \\ Sons", "'O\\'Brien \\\\ Sons'"),
+        (9007199254740993, "9007199254740993"),
+        (decimal.Decimal("12345678901234567.25"), "12345678901234567.25"),
+        (True, 1.0),  # dbt-spark's rendering; cast(1.0 as boolean) is true
+        (1.5, 1.5),
+    ],
+)
+def test_session_bindings_keep_their_value(value, rendered):
+    assert JammiSessionConnectionWrapper._fix_binding(value) == rendered
+
+
+def test_ansi_mode_is_left_to_spark_when_the_profile_does_not_set_it():
+    # dbt-spark's credentials pin it to false; that pin must not reach the session.
+    for method in ("session", "thrift"):
+        creds = JammiCredentials(method=method, schema="s", host="localhost")
+        assert "spark.sql.ansi.enabled" not in creds.server_side_parameters
+
+
+@pytest.mark.parametrize("value", [True, "true", "false"])
+def test_the_profiles_ansi_mode_is_kept(value):
+    creds = JammiCredentials(
+        method="session",
+        schema="s",
+        host="localhost",
+        server_side_parameters={"spark.sql.ansi.enabled": value},
+    )
+    assert creds.server_side_parameters["spark.sql.ansi.enabled"] == str(value)

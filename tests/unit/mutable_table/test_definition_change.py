@@ -1,0 +1,90 @@
+"""A run may not change what an existing mutable table's rows were written under:
+primary key, history mode and file format fail before anything is written, with the way
+to rebuild."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+
+SCHEMA = {"id": "bigint", "sku": "string", "price": "bigint"}
+STORED_COLUMNS = [["id", "bigint"], ["sku", "string"], ["price", "bigint"], ["tenant_id", "string"]]
+
+
+def defn(**config):
+    config.setdefault("primary_key", ["id"])
+    return MutableTableDefinition.from_config("prices", SCHEMA, config).to_dict()
+
+
+def reconcile(stored, batch, stored_format="parquet", requested="auto", columns=STORED_COLUMNS):
+    return MutableTableAdapterMixin.mutable_reconcile_schema(
+        None, "prices", batch, columns, stored, stored_format, requested
+    )
+
+
+def rejects(fn, *fragments):
+    with pytest.raises(JammiValidationError) as info:
+        fn()
+    message = str(info.value)
+    assert "mutable_table 'prices'" in message
+    assert "--full-refresh" in message and "full_refresh: true" in message
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+def test_unchanged_definition_passes():
+    result = reconcile(defn(), defn())
+    assert result["new_columns"] == [] and result["missing_columns"] == []
+    # the order of the key columns does not change which rows a key identifies
+    reconcile(defn(primary_key=["id", "sku"]), defn(primary_key=["sku", "id"]))
+
+
+@pytest.mark.parametrize("new_key", [["sku"], ["id", "sku"]])
+def test_primary_key_change_fails(new_key):
+    rejects(
+        lambda: reconcile(defn(), defn(primary_key=new_key)),
+        "primary_key changed from ['id'] to",
+        "primary_key back to ['id']",
+    )
+
+
+def test_history_change_fails():
+    rejects(
+        lambda: reconcile(defn(), defn(history="scd2")),
+        "history changed from 'none' to 'scd2'",
+    )
+    scd2_columns = [*STORED_COLUMNS[:3], ["valid_from", "bigint"], ["valid_to", "bigint"]]
+    rejects(
+        lambda: reconcile(defn(history="scd2"), defn(), columns=scd2_columns),
+        "history changed from 'scd2' to 'none'",
+    )
+    rejects(
+        lambda: reconcile(
+            defn(history="scd2"), defn(history="scd2", valid_to="closed_at"), columns=scd2_columns
+        ),
+        "valid_to changed from 'valid_to' to 'closed_at'",
+    )
+
+
+def test_history_change_without_a_readable_stored_definition_fails():
+    rejects(lambda: reconcile(None, defn(history="scd2")), "no 'valid_to' column")
+
+
+@pytest.mark.parametrize("requested", ["orc", "delta"])
+def test_file_format_change_fails(requested):
+    rejects(
+        lambda: reconcile(defn(), defn(), "parquet", requested),
+        f"file_format is '{requested}' but the existing table is stored as 'parquet'",
+        "set file_format: parquet (or auto)",
+    )
+
+
+def test_auto_or_the_same_file_format_keeps_the_table():
+    reconcile(defn(), defn(), "parquet", "auto")
+    reconcile(defn(), defn(), "delta", "auto")
+    reconcile(defn(), defn(), "parquet", "parquet")
+    check_definition_change("prices", defn(), defn(), ["id", "sku", "price"], None, None)

@@ -1,0 +1,400 @@
+"""Render the mutable_table planner and appliers offline (no dbt run, no Spark JVM).
+
+The renderer is a plain Jinja environment over the adapter's macro folder with the few
+context members those macros use; tests/functional/mutable_table/test_merge_parse.py
+parses the same statements with Spark's own SQL parser.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import jinja2
+import pytest
+
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import batch_check_marker
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.rules import changelog
+from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+
+NOW_MS = 1_800_000_000_000
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
+FILES = (
+    "utils/tenant.sql",
+    "materializations/mutable_table/change_set.sql",
+    "materializations/mutable_table/merge_functions.sql",
+    "materializations/mutable_table/ttl.sql",
+    "materializations/mutable_table/apply_merge.sql",
+    "materializations/mutable_table/merge_batch.sql",
+    "materializations/mutable_table/apply_rewrite.sql",
+    "materializations/mutable_table/checks.sql",
+    "materializations/mutable_table/changelog.sql",
+    "utils/encoding.sql",
+)
+
+
+class _Adapter:
+    def __init__(self, env: jinja2.Environment) -> None:
+        self.env = env
+
+    def dispatch(self, name: str, package: Optional[str] = None) -> Any:
+        return self.env.globals[f"default__{name}"]
+
+    def sql_string(self, value: Any) -> str:
+        return sql_string_literal(str(value))
+
+    def quote_column(self, name: str) -> str:
+        return quote_identifier(name)
+
+    def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
+        return (now or NOW_MS) - int(ttl_ms)
+
+    def mutable_written_at_column(self) -> str:
+        return WRITTEN_AT_COLUMN
+
+    def mutable_now_ms(self) -> int:
+        return NOW_MS
+
+    def mutable_batch_check_marker(self, kind: str) -> str:
+        return batch_check_marker(kind)
+
+    def mutable_version(self, location: str) -> int:
+        return int(location.rsplit("/", 1)[-1][1:11])
+
+    def changelog_staged_dir(self, topic_location: str, location: str) -> str:
+        return f"{topic_location}/_staged/{location}"
+
+    def changelog_previous_in_plan(self, defn: dict) -> bool:
+        return changelog.previous_in_plan(defn)
+
+    def changelog_event_sources(self, defn: dict) -> list:
+        return changelog.event_sources(defn)
+
+    def changelog_value_columns(self, defn: dict) -> list:
+        return changelog.value_columns(defn)
+
+    def changelog_event_columns(self, defn: dict) -> list:
+        return changelog.event_columns(defn)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
+    )
+    env.globals.update(adapter=_Adapter(env), **{"return": lambda value: value})
+    # a module sees the macros loaded before it, so a second pass resolves files that
+    # call each other (change_set.sql <-> merge_functions.sql, ttl.sql), as dbt does
+    for _ in range(2):
+        for path in FILES:
+            module = env.get_template(path, globals={}).make_module()
+            env.globals.update(
+                {k: v for k, v in vars(module).items() if isinstance(v, jinja2.runtime.Macro)}
+            )
+    return env
+
+
+ENV = _environment()
+
+
+def render(macro: str, *args: Any) -> str:
+    return " ".join(str(ENV.globals[macro](*args)).split())
+
+
+def definition(schema: dict, **config: Any) -> dict:
+    return MutableTableDefinition.from_config("prices", schema, config).to_dict()
+
+
+PRICES = {"sku": "string", "price": "bigint", "label": "string", "v": "bigint"}
+
+
+def merge_sql(defn: dict) -> str:
+    return render("get_merge_change_set_sql", defn, "analytics.prices", "prices__jammi_change_set")
+
+
+def test_merge_upsert_and_delete():
+    sql = merge_sql(definition(PRICES, primary_key=["sku"]))
+    assert sql.startswith("merge into analytics.prices as t using prices__jammi_change_set as s")
+    assert "on t.tenant_id <=> s.tenant_id and t.`sku` = s.`sku`" in sql
+    assert "when matched and s._change = 'delete' then delete" in sql
+    assert (
+        "when matched and s._change = 'update' then update set "
+        "t.`price` = s.`price`, t.`label` = s.`label`, t.`v` = s.`v`"
+    ) in sql
+    assert (
+        "when not matched and s._change = 'insert' then insert "
+        "(`sku`, `price`, `label`, `v`, tenant_id) "
+        "values (s.`sku`, s.`price`, s.`label`, s.`v`, s.tenant_id)"
+    ) in sql
+
+
+def test_merge_composite_key_only_table_has_no_update_clause():
+    sql = merge_sql(definition({"a": "int", "b": "string"}, primary_key=["a", "b"]))
+    assert "t.`a` = s.`a` and t.`b` = s.`b`" in sql
+    assert "update set" not in sql
+    assert "then insert (`a`, `b`, tenant_id)" in sql
+
+
+def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
+    defn = definition(PRICES, primary_key=["sku"], history="scd2")
+    sql = merge_sql(defn)
+    assert "t.`sku` = s.`sku` and t.`valid_from` = s.`valid_from`" in sql
+    assert "t.`valid_to` = s.`valid_to`" in sql
+    assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
+
+
+def versioned_partial_definition() -> dict:
+    """Version rule, partial updates and delete_when, with every column in the batch."""
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        version_column="v",
+        partial_updates=True,
+        delete_when="label = 'gone'",
+    )
+    defn["batch_columns"] = ["sku", "price", "label", "v"]
+    return defn
+
+
+def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
+    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
+
+
+def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
+    defn = versioned_partial_definition()
+    sql = merge_batch_sql(defn)
+    # the batch is the source: no change set, no join with the table before the MERGE
+    assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
+    assert "from prices__jammi_batch" in sql and "change_set" not in sql
+    assert "analytics.prices" not in sql.split("using", 1)[1]
+    # one tenant per run (here: the shared rows): the key alone joins, within the scope
+    assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
+    newer = "coalesce(s.`v` > t.`v`, t.`v` is null)"
+    assert f"when matched and s._is_delete and {newer} then delete" in sql
+    # the no-op test: an update that changes no value is no clause's row
+    assert (
+        f"when matched and not s._is_delete and {newer} and not ("
+        "coalesce(s.`price`, t.`price`) <=> t.`price` and coalesce(s.`label`, t.`label`) "
+        "<=> t.`label` and coalesce(s.`v`, t.`v`) <=> t.`v`) then update set "
+        "t.`price` = coalesce(s.`price`, t.`price`)"
+    ) in sql
+    assert "when not matched and not s._is_delete then insert" in sql
+    assert "not matched by source" not in sql
+    # one window decides the key's row and finds its duplicates and NULLs
+    assert "partition by `sku` order by `v` desc" in sql
+    assert "when `sku` is null then raise_error('jammi-batch-check:null_key')" in sql
+    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert (
+        "when _rn = 2 and _version_above = `v` then "
+        "raise_error('jammi-batch-check:duplicate_version') else _rn = 1 end"
+    ) in sql
+
+
+def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = merge_batch_sql(defn, tenant="x'); drop table t; --")
+    literal = "'x\\'); drop table t; --'"
+    assert f"{literal} as tenant_id" in sql
+    assert f"on t.`sku` = s.`sku` and t.tenant_id = {literal} when matched" in sql
+    assert f"when not matched by source and t.tenant_id = {literal} then delete" in sql
+    assert "when _rn = 2 then raise_error('jammi-batch-check:duplicate_key')" in sql
+    assert "when matched and s._is_delete" not in sql
+    assert "when matched and not s._is_delete and true and not (s.`price` <=> t.`price`" in sql
+
+
+def test_merge_batch_with_tenant_from_matches_each_rows_own_tenant():
+    defn = definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org")
+    sql = merge_batch_sql(defn)
+    assert "cast(`org` as string) as tenant_id" in sql
+    assert "on t.tenant_id <=> s.tenant_id and t.`sku` = s.`sku` when matched" in sql
+    assert "partition by tenant_id, `sku` order by `sku`" in sql
+
+
+def test_merge_batch_key_only_table_inserts_only():
+    sql = merge_batch_sql(definition({"a": "int", "b": "string"}, primary_key=["a", "b"]))
+    assert "update set" not in sql
+    assert "when `a` is null or `b` is null then raise_error" in sql
+    assert "then insert (`a`, `b`, tenant_id)" in sql
+
+
+def change_set_sql(defn: dict, target: Optional[str] = "analytics.prices", tenant=None) -> str:
+    return render("get_change_set_sql", defn, "prices__jammi_batch", target, tenant)
+
+
+def test_change_set_version_rule_partial_updates_and_delete_when():
+    defn = versioned_partial_definition()
+    sql = change_set_sql(defn)
+    assert "order by `v` desc" in sql
+    assert "coalesce(s_v > t_v, t_v is null)" in sql
+    assert "coalesce(s_price, t_price) <=> t_price" in sql
+    assert "coalesce((label = 'gone'), false) as is_delete" in sql
+    assert "left join target as t" in sql
+    assert "where tenant_id is null" in sql  # unbound, no tenant_from: shared rows
+
+
+def test_change_set_hard_deletes_bound_tenant_is_a_literal():
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = change_set_sql(defn, tenant="x'); drop table t; --")
+    assert "full outer join target as t" in sql
+    literal = "'x\\'); drop table t; --'"
+    assert f"{literal} as tenant_id" in sql
+    assert f"where tenant_id = {literal}" in sql
+    # the quote inside the value never ends the literal
+    assert sql.count("drop table") == 2
+
+
+def test_change_set_first_run_plans_against_an_empty_target():
+    sql = change_set_sql(definition(PRICES, primary_key=["sku"]), target=None)
+    assert "cast(null as string) as tenant_id where 1 = 0" in sql
+
+
+def test_missing_columns_are_null_in_the_batch():
+    defn = definition(PRICES, primary_key=["sku"], partial_updates=True)
+    defn["batch_columns"] = ["sku", "price"]
+    sql = change_set_sql(defn)
+    assert "cast(null as string) as `label`" in sql
+    assert "cast(`price` as bigint) as `price`" in sql
+
+
+def test_rewrite_writes_the_next_state_sorted_by_indexes():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        ordering_column="v",
+        indexes=[{"name": "by_label", "columns": ["label"], "unique": True}],
+    )
+    sql = render(
+        "get_write_version_sql",
+        defn,
+        "analytics.prices",
+        "cs",
+        "file:/w/prices/v0000000002_ab",
+        "parquet",
+    )
+    assert sql.startswith(
+        "insert overwrite directory 'file:/w/prices/v0000000002_ab' using parquet"
+    )
+    assert "left anti join" in sql and "union all" in sql
+    assert sql.endswith("sort by `v`, `label`")
+    assert "raise_error" not in sql
+
+
+def test_zorder_statement_for_delta_indexes():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        indexes=[{"name": "by_label", "columns": ["label", "price"]}],
+    )
+    assert render("get_zorder_sql", defn, "analytics.prices") == (
+        "optimize analytics.prices zorder by (`label`, `price`)"
+    )
+    assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t") == ""
+
+
+@pytest.mark.parametrize("columns", [["sku"], ["sku", "label"]])
+def test_unique_index_check_groups_per_tenant(columns):
+    defn = definition(PRICES, primary_key=["sku"])
+    index = {"name": "i", "columns": columns, "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, index, "select 1")
+    assert re.search(r"group by tenant_id, `sku`", sql)
+    assert "having count(*) > 1" in sql
+
+
+def test_scd2_unique_index_constrains_open_rows_unless_it_names_the_interval():
+    defn = definition(PRICES, primary_key=["sku"], history="scd2")
+    by_label = {"name": "by_label", "columns": ["label"], "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, by_label, "select 1")
+    assert "`label` is not null and `valid_to` is null" in sql
+    by_interval = {"name": "by_interval", "columns": ["label", "valid_from"], "unique": True}
+    sql = render("get_unique_index_violations_sql", defn, by_interval, "select 1")
+    assert "`valid_to` is null" not in sql
+    plain = render(
+        "get_unique_index_violations_sql",
+        definition(PRICES, primary_key=["sku"]),
+        by_label,
+        "select 1",
+    )
+    assert "valid_to" not in plain
+
+
+def statements_for_parsing() -> dict[str, str]:
+    """Every statement shape the appliers emit, for the Spark parser test."""
+    scenarios = {
+        "plain": definition(PRICES, primary_key=["sku"]),
+        "versioned_partial": definition(
+            PRICES,
+            primary_key=["sku"],
+            version_column="v",
+            partial_updates=True,
+            delete_when="label = 'gone'",
+            hard_deletes="delete",
+        ),
+        "key_only": definition({"a": "int", "b": "string"}, primary_key=["a", "b"]),
+        "scd2": definition(PRICES, primary_key=["sku"], history="scd2"),
+    }
+    out = {}
+    for name, defn in scenarios.items():
+        out[f"merge_{name}"] = merge_sql(defn)
+        if defn["history"] != "scd2":
+            out[f"merge_batch_{name}"] = merge_batch_sql(defn, tenant="o'brien")
+        if defn["history"] != "scd2":
+            out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
+            out[f"write_{name}"] = render(
+                "get_write_version_sql", defn, "analytics.prices", "cs", "/tmp/x", "parquet"
+            )
+    return out
+
+
+def test_encoding_macros():
+    assert render("to_epoch_millis", "updated_at") == "unix_millis(cast(updated_at as timestamp))"
+    assert render("to_scaled_bigint", "price", 2) == (
+        "cast(round(cast(price as decimal(38, 2)) * 100, 0) as bigint)"
+    )
+
+
+def test_the_planner_checks_the_batch_on_its_way_when_asked():
+    """checks_in_plan (rewrite formats, nothing written before the staging): the staged
+    change set's own window rejects NULL keys and duplicates; without it the planner
+    leaves them to the separate check query."""
+    defn = definition(PRICES, primary_key=["sku"])
+    assert "jammi-batch-check" not in change_set_sql(defn)
+    defn["checks_in_plan"] = True
+    sql = change_set_sql(defn)
+    assert "when `sku` is null then raise_error('jammi-batch-check:null_key')" in sql
+    assert "when _rn = 2 then raise_error('jammi-batch-check:duplicate_key')" in sql
+    assert "select *, _rn as rn, false as restarted from (" in sql
+    versioned = versioned_partial_definition()
+    versioned["checks_in_plan"] = True
+    sql = change_set_sql(versioned)
+    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert (
+        "_rn = 2 and _version_above = `v` then raise_error('jammi-batch-check:duplicate_version')"
+        in sql
+    )
+
+
+@pytest.mark.parametrize(
+    "topic_format, config, carries",
+    [("parquet", {}, True), ("delta", {}, False), ("parquet", {"ttl_ms": 1000}, False)],
+)
+def test_a_changelog_plan_carries_the_stored_values(topic_format, config, carries):
+    """With a changelog on a rewrite format the change set carries each changed row's
+    stored values, and the changelog's staging reads them there instead of the table."""
+    defn = definition(PRICES, primary_key=["sku"], changelog=True, **config)
+    defn["changelog_topic"] = {"file_format": topic_format, "location": "file:/t/topic"}
+    sql = change_set_sql(defn)
+    assert ("t_price as _jammi_prev_1" in sql) is carries
+    if topic_format == "delta":
+        return
+    staged = render(
+        "get_stage_changelog_sql",
+        defn,
+        "analytics.prices",
+        "prices__jammi_changes_r",
+        "v0000000004_r",
+    )
+    assert ("from analytics.prices as t join" in staged) is not carries
+    if carries:
+        assert "_jammi_prev_1 as `price`" in staged

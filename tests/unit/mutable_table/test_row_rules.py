@@ -1,0 +1,230 @@
+"""merge_functions and ttl_ms / ttl_column: every rule with a passing and a failing
+case, what the definition records, and what the planner renders for them."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.rules.adapter import expire_definition
+from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
+from tests.unit.mutable_table.test_mutable_render import NOW_MS, render
+
+COUNTERS = {
+    "user_id": "string",
+    "v": "bigint",
+    "clicks": "int",
+    "first_seen": "bigint",
+    "country": "string",
+    "blob": "binary",
+    "org": "string",
+}
+
+
+def build(schema=None, **config):
+    config.setdefault("primary_key", ["user_id"])
+    return MutableTableDefinition.from_config("counters", schema or COUNTERS, config)
+
+
+def rejects(fragments, **config):
+    with pytest.raises(JammiValidationError) as info:
+        build(**config)
+    message = str(info.value)
+    assert "mutable_table 'counters'" in message and "Fix:" in message
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+# --- merge_functions --------------------------------------------------------------
+
+
+def test_merge_functions_are_recorded_in_column_order():
+    definition = build(
+        version_column="v",
+        merge_functions={"country": "first", "clicks": "sum", "first_seen": "min"},
+    )
+    assert definition.merge_functions == (
+        ("clicks", "sum"),
+        ("first_seen", "min"),
+        ("country", "first"),
+    )
+    assert definition.to_dict()["merge_functions"] == {
+        "clicks": "sum",
+        "first_seen": "min",
+        "country": "first",
+    }
+
+
+def test_unset_options_leave_the_recorded_definition_as_before():
+    recorded = build().to_dict()
+    for option in ("merge_functions", "ttl_ms", "ttl_column"):
+        assert option not in recorded
+
+
+@pytest.mark.parametrize(
+    "config, fragments",
+    [
+        ({"merge_functions": ["clicks"]}, ["must map column names to functions"]),
+        ({"merge_functions": {"nope": "max"}}, ["'nope' is not in the model's output"]),
+        ({"merge_functions": {"clicks": "avg"}}, ["'avg'", "sum, min, max, last_non_null"]),
+        ({"merge_functions": {"user_id": "max"}}, ["which is the primary key"]),
+        (
+            {"version_column": "v", "merge_functions": {"v": "max"}},
+            ["which is the version_column"],
+        ),
+        (
+            {"tenant_from": "org", "merge_functions": {"org": "first"}},
+            ["which is the tenant_from column"],
+        ),
+        (
+            {"version_column": "v", "merge_functions": {"country": "sum"}},
+            ["sums column 'country' of type string", "cast("],
+        ),
+        ({"merge_functions": {"blob": "max"}}, ["binary column 'blob'"]),
+        (
+            {"merge_functions": {"clicks": "sum"}},
+            ["no version_column is set", "add its values a second time"],
+        ),
+        (
+            {"history": "scd2", "merge_functions": {"country": "first"}},
+            ["history: scd2"],
+        ),
+    ],
+)
+def test_merge_functions_rejections(config, fragments):
+    rejects(fragments, **config)
+
+
+def test_min_max_first_need_no_version_column():
+    definition = build(merge_functions={"first_seen": "min", "country": "first"})
+    assert dict(definition.merge_functions) == {"first_seen": "min", "country": "first"}
+
+
+# --- ttl ----------------------------------------------------------------------------
+
+
+def test_ttl_with_column_and_scd2():
+    definition = build(ttl_ms=60_000, ttl_column="first_seen")
+    assert (definition.ttl_ms, definition.ttl_column) == (60_000, "first_seen")
+    assert "_written_at" not in [c.name for c in definition.storage_columns]
+    scd2 = build(ttl_ms=60_000, history="scd2")
+    assert scd2.to_dict()["ttl_ms"] == 60_000
+
+
+def test_ttl_without_column_keeps_the_engine_written_time():
+    definition = build(ttl_ms=60_000)
+    assert definition.storage_columns[-1].name == "_written_at"
+    assert "_written_at" not in definition.value_columns
+
+
+@pytest.mark.parametrize(
+    "config, fragments",
+    [
+        ({"ttl_ms": 0}, ["'ttl_ms' must be a positive whole number"]),
+        ({"ttl_ms": "1d"}, ["'ttl_ms' must be a positive whole number"]),
+        ({"ttl_column": "first_seen"}, ["'ttl_column' is set but 'ttl_ms' is not"]),
+        ({"ttl_ms": 1, "ttl_column": "nope"}, ["ttl_column 'nope' is not in the model"]),
+        ({"ttl_ms": 1, "ttl_column": "country"}, ["has type string", "to_epoch_millis"]),
+        (
+            {"ttl_ms": 1, "ttl_column": "first_seen", "history": "scd2"},
+            ["with history: scd2", "valid_to"],
+        ),
+    ],
+)
+def test_ttl_rejections(config, fragments):
+    rejects(fragments, **config)
+
+
+def test_cutoff():
+    assert ttl_cutoff_ms(1_000, now=5_000) == 4_000
+
+
+def test_expire_definition_drops_hard_deletes_and_overrides_ttl_once():
+    stored = build(ttl_ms=60_000, ttl_column="first_seen", hard_deletes="delete").to_dict()
+    definition = expire_definition("counters", stored, 1_000)
+    assert definition["ttl_ms"] == 1_000 and definition["hard_deletes"] == "ignore"
+    assert definition["batch_columns"] == list(COUNTERS)
+    assert stored["ttl_ms"] == 60_000 and stored["hard_deletes"] == "delete"
+
+
+@pytest.mark.parametrize(
+    "stored, ttl_ms, fragment",
+    [
+        (None, None, "recorded definition cannot be read"),
+        ("plain", None, "has no ttl_ms configured"),
+        ("plain", 1_000, "keeps no row age"),
+        ("ttl", -1, "'ttl_ms' must be a positive whole number"),
+    ],
+)
+def test_expire_definition_rejections(stored, ttl_ms, fragment):
+    recorded = {"plain": build().to_dict(), "ttl": build(ttl_ms=5).to_dict()}.get(stored)
+    with pytest.raises(JammiValidationError, match=fragment):
+        expire_definition("counters", recorded, ttl_ms)
+
+
+# --- rendered SQL -------------------------------------------------------------------
+
+
+def change_set(definition, target="analytics.counters"):
+    data = definition.to_dict()
+    data["batch_columns"] = [c.name for c in definition.columns]
+    return render("get_change_set_sql", data, "counters__jammi_batch", target, None)
+
+
+def test_merge_functions_render_combination_and_batch_aggregation():
+    sql = change_set(
+        build(
+            version_column="v",
+            delete_when="country = 'gone'",
+            merge_functions={"clicks": "sum", "first_seen": "min", "country": "first"},
+        )
+    )
+    stored = "case when restarted then null else t_{} end"
+    clicks, first_seen = stored.format("clicks"), stored.format("first_seen")
+    assert f"coalesce(s_clicks + {clicks}, s_clicks, {clicks})" in sql
+    assert f"least(s_first_seen, {first_seen})" in sql
+    assert f"coalesce({stored.format('country')}, s_country)" in sql
+    # the batch rows of a key newer than its stored version combine first
+    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as `clicks`" in sql
+    assert "min_by(`country`, case when `country` is not null and not is_delete" in sql
+    assert "where coalesce(b.`v` > stored._stored_version, true)" in sql
+    assert "where _last_delete is null or `v` >= _last_delete" in sql
+
+
+def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():
+    sql = change_set(build(ttl_ms=60_000, ttl_column="first_seen"))
+    expired = f"coalesce(`first_seen` < {NOW_MS - 60_000}, false)"
+    assert f"case when not {expired} then _change when _change <> 'insert' then 'delete'" in sql
+    assert "explode(if(_change is null, array(), array(1)))" in sql
+    assert "'delete' as _change, 1 as _ttl_source" in sql
+    assert "min_by(struct(" in sql and "group by tenant_id, `user_id`" in sql
+    # a first run has no stored rows to expire
+    first = change_set(build(ttl_ms=60_000, ttl_column="first_seen"), target=None)
+    assert "0 as _ttl_source" in first and "1 as _ttl_source" not in first
+
+
+def test_written_at_is_the_plan_clock_on_inserts_and_updates():
+    sql = change_set(build(ttl_ms=60_000))
+    assert f"when 'insert' then cast({NOW_MS} as bigint)" in sql
+    assert f"else cast({NOW_MS} as bigint) end as `_written_at`" in sql
+    assert f"coalesce(`_written_at` < {NOW_MS - 60_000}, false)" in sql
+    # never a value column: an unchanged row is no update
+    assert "s__written_at <=> t__written_at" not in sql
+    assert "<=> t_country" in sql
+
+
+def test_reconcile_keeps_or_refuses_the_written_at_column():
+    from dbt.adapters.jammi.mutable_table.decisions import reconcile_schema
+
+    batch = build(ttl_ms=60_000).to_dict()
+    stored = [[c, t] for c, t in COUNTERS.items()]
+    with pytest.raises(JammiValidationError, match="created without"):
+        reconcile_schema("counters", batch, stored)
+    kept = reconcile_schema("counters", batch, [*stored, ["_written_at", "bigint"]])
+    assert kept.definition["storage_columns"][-1] == ["_written_at", "bigint"]
+    assert "_written_at" not in kept.definition["value_columns"]
+    assert kept.missing_columns == [] and kept.new_columns == []
+    # ttl turned off: the column stays and is still maintained
+    off = reconcile_schema("counters", build().to_dict(), [*stored, ["_written_at", "bigint"]])
+    assert off.definition["storage_columns"][-1] == ["_written_at", "bigint"]

@@ -1,0 +1,100 @@
+"""Config registry_schema is spliced into SQL as a schema name: validated in Python
+before anything is written, for mutable_table and topic models alike."""
+
+from __future__ import annotations
+
+import os
+
+import jinja2
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.validation import validate_registry_schema
+from dbt.adapters.jammi.topic.definition import TopicDefinition
+
+RELATIONS = os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
+)
+
+
+@pytest.mark.parametrize("value", ["analytics", "Registry_2", "_shared"])
+def test_plain_schema_names_are_accepted(value):
+    assert validate_registry_schema(value, "model 'orders'") == value
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_unset_means_the_models_schema(value):
+    assert validate_registry_schema(value, "model 'orders'") is None
+
+
+@pytest.mark.parametrize(
+    "value", ["x.y --", "x.y", "a b", "`x`", "x;drop", "x/*", "1abc", "x" * 200, 5, ["x"]]
+)
+def test_anything_else_is_refused_naming_model_option_and_fix(value):
+    with pytest.raises(JammiValidationError) as error:
+        validate_registry_schema(value, "model 'orders'")
+    message = str(error.value)
+    assert "model 'orders': registry_schema" in message
+    assert "Fix: set registry_schema to a plain schema name" in message
+
+
+class Relation:
+    schema = "analytics"
+
+    def incorporate(self, path, type):
+        return f"{path['schema']}.{path['identifier']}"
+
+
+class Adapter:
+    @staticmethod
+    def validate_registry_schema(value, model_name):
+        return validate_registry_schema(value, f"model '{model_name}'")
+
+
+class Model:
+    name = "orders"
+
+
+class Returned(Exception):
+    pass
+
+
+def test_mutable_registry_relation_uses_the_validated_schema():
+    assert render_registry("shared") == "shared.mutable_tables"
+    assert render_registry(None) == "analytics.mutable_tables"
+
+
+def test_mutable_registry_relation_refuses_a_spliced_schema():
+    with pytest.raises(JammiValidationError, match="registry_schema 'x.y --'"):
+        render_registry("x.y --")
+
+
+def render_registry(registry_schema):
+    """Render the macro as dbt would; dbt's `return` is a global that raises its value."""
+
+    def do_return(value):
+        raise Returned(value)
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(RELATIONS), extensions=["jinja2.ext.do"]
+    )
+    context = {
+        "adapter": Adapter(),
+        "config": {"registry_schema": registry_schema},
+        "model": Model(),
+        "return": do_return,
+    }
+    module = env.get_template("mutable_table.sql").make_module(context)
+    try:
+        module.mutable_registry_relation(Relation())
+    except Returned as returned:
+        return returned.args[0]
+    raise AssertionError("mutable_registry_relation returned nothing")
+
+
+def test_topic_definition_refuses_a_spliced_registry_schema():
+    columns = [("order_id", "int"), ("op", "string")]
+    with pytest.raises(JammiValidationError) as error:
+        TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "x.y --"})
+    assert "topic 'cdc_orders': registry_schema 'x.y --'" in str(error.value)
+    assert TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "shared"})

@@ -1,0 +1,153 @@
+"""Render the topic DDL macros offline: the delta backing table (which cannot be created
+on machines without Delta Lake) and the parquet one."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import jinja2
+
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.topic.registration import view_fingerprint
+
+MACROS = os.path.join(
+    os.path.dirname(__file__),
+    "..",
+    "..",
+    "..",
+    "dbt",
+    "include",
+    "jammi",
+    "macros",
+    "materializations",
+    "topic",
+)
+
+
+class Adapter:
+    sql_string = staticmethod(sql_string_literal)
+    quote_column = staticmethod(quote_identifier)
+    topic_view_fingerprint = staticmethod(view_fingerprint)
+
+
+def registry_macros():
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
+    return env.get_template("topic_registry.sql").make_module({"adapter": Adapter()})
+
+
+TOPIC = {
+    "topic_id": "0190a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b",
+    "name": "cdc.orders",
+    "backing_table": "__topic_0190a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b",
+    "columns": [["order_id", "int"], ["op", "string"]],
+}
+
+
+def flat(sql: str) -> str:
+    return re.sub(r"\s+", " ", str(sql)).strip()
+
+
+def test_delta_backing_table_ddl():
+    sql = flat(
+        registry_macros().get_create_topic_backing_sql(
+            "s.__topic_x", dict(TOPIC, file_format="delta")
+        )
+    )
+    assert sql.startswith(
+        "create table s.__topic_x ( _offset bigint not null, _row_idx bigint not null, "
+        "_produced_at bigint not null, `order_id` int, `op` string, tenant_id string ) "
+        "using delta"
+    )
+    assert "partitioned by" not in sql
+    assert "'delta.isolationLevel' = 'Serializable'" in sql
+    assert "'jammi.topic_id' = '0190a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b'" in sql
+
+
+def test_parquet_backing_table_is_partitioned_by_offset():
+    sql = flat(
+        registry_macros().get_create_topic_backing_sql(
+            "s.__topic_x", dict(TOPIC, file_format="parquet")
+        )
+    )
+    assert "_offset bigint, _row_idx bigint, _produced_at bigint," in sql
+    assert "using parquet partitioned by (_offset)" in sql
+    assert "isolationLevel" not in sql
+
+
+def test_view_lists_columns_in_contract_order():
+    sql = flat(registry_macros().get_create_topic_view_sql("s.cdc_orders", "s.__topic_x", TOPIC))
+    assert sql.endswith(
+        "as select _offset, _row_idx, _produced_at, `order_id`, `op`, tenant_id from s.__topic_x"
+    )
+
+
+def publish_macros():
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
+    return env.get_template("topic_publish.sql").make_module({"adapter": Adapter()})
+
+
+STAGING = {"kind": "directory", "target": "file:/w/t/_staging/p1"}
+
+
+def test_stage_numbers_rows_without_a_single_task_window():
+    """_row_idx: each partition's position plus the rows of the partitions before it;
+    the only window runs over one row per partition, never over the batch."""
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", None, "parallel"
+        )
+    )
+    assert sql.startswith("insert overwrite directory 'file:/w/t/_staging/p1' using parquet with")
+    assert "row_number()" not in sql
+    assert (
+        "select spark_partition_id() as __jammi_part, monotonically_increasing_id() as "
+        "__jammi_id, topic_batch.* from ( select 1 as order_id ) as topic_batch" in sql
+    )
+    assert (
+        "coalesce(sum(part_rows) over (order by __jammi_part rows between unbounded "
+        "preceding and 1 preceding), 0) as __jammi_start from (select __jammi_part, "
+        "count(*) as part_rows from numbered group by __jammi_part)" in sql
+    )
+    assert (
+        "cast(__jammi_start + __jammi_id - shiftleft(cast(numbered.__jammi_part as bigint), "
+        "33) as bigint) as _row_idx" in sql
+    )
+    assert sql.endswith(
+        "cast(null as string) as tenant_id from numbered join part_starts on "
+        "numbered.__jammi_part = part_starts.__jammi_part"
+    )
+
+
+def test_stage_of_a_small_batch_numbers_in_one_task():
+    """'one_task' (small batches): coalesced, then one window; no shuffle."""
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", "acme", "one_task"
+        )
+    )
+    assert "__jammi_part" not in sql
+    assert (
+        "select cast(row_number() over (order by monotonically_increasing_id()) - 1 as "
+        "bigint) as _row_idx," in sql
+    )
+    assert sql.endswith(
+        "cast('acme' as string) as tenant_id from ( select /*+ COALESCE(1) */ * from "
+        "( select 1 as order_id ) as topic_rows ) as topic_batch"
+    )
+
+
+def test_stage_without_exchange_reuse_numbers_in_one_window():
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", "acme", "window"
+        )
+    )
+    assert "__jammi_part" not in sql and "COALESCE" not in sql
+    assert (
+        "select cast(row_number() over (order by monotonically_increasing_id()) - 1 as "
+        "bigint) as _row_idx," in sql
+    )
+    assert sql.endswith(
+        "cast('acme' as string) as tenant_id from ( select 1 as order_id ) as topic_batch"
+    )

@@ -1,0 +1,167 @@
+"""Topic commit, retention and consumer decisions without Spark; delta-only SQL is
+rendered here because Delta Lake cannot be loaded on every machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic.publish import (
+    ConsumedRange,
+    ConsumerBounds,
+    TopicPublishError,
+    claim_offset,
+    delta_publish_sql,
+    events_select_sql,
+    next_offset,
+    offsets_from_partitions,
+    retention_plan,
+    retention_sql,
+    stale_stage_tables,
+)
+
+NOW = 1_800_000_000_000_000
+HOUR_US = 3_600_000_000
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch):
+    monkeypatch.setattr(topic.time, "sleep", lambda _s: None)
+
+
+class FakeMetastore:
+    """SHOW PARTITIONS / ADD PARTITION with a rival that claims offsets first."""
+
+    def __init__(self, offsets, rival_claims=0):
+        self.offsets = set(offsets)
+        self.rival_claims = rival_claims
+        self.statements = []
+
+    def __call__(self, sql):
+        self.statements.append(sql)
+        if sql.startswith("show partitions"):
+            return [(f"_offset={o}",) for o in sorted(self.offsets)]
+        if sql.startswith("alter table"):
+            offset = int(sql.split("_offset=")[1].split(")")[0])
+            if self.rival_claims:  # a concurrent publisher commits this offset first
+                self.rival_claims -= 1
+                self.offsets.add(offset)
+            if offset in self.offsets:
+                raise RuntimeError(f"[PARTITIONS_ALREADY_EXIST] partition _offset = {offset}")
+            self.offsets.add(offset)
+            return []
+        raise AssertionError(sql)
+
+
+def test_offsets_from_show_partitions():
+    assert offsets_from_partitions([("_offset=10",), ("_offset=2",), ("junk",)]) == [2, 10]
+    assert next_offset([]) == 1
+    assert next_offset([3, None, 7]) == 8
+
+
+def test_parquet_claim_takes_next_offset_with_staged_location():
+    meta = FakeMetastore({1, 2})
+    assert claim_offset(meta, "s.__topic_x", "file:/w/_staging/p1", "parquet") == 3
+    assert meta.statements[-1] == (
+        "alter table s.__topic_x add partition (_offset=3) location 'file:/w/_staging/p1'"
+    )
+
+
+def test_parquet_claim_retries_after_losing_the_race():
+    meta = FakeMetastore({1}, rival_claims=2)
+    assert claim_offset(meta, "s.t", "/stage", "parquet") == 4
+    claims = [s for s in meta.statements if s.startswith("alter")]
+    assert [c.split("_offset=")[1][0] for c in claims] == ["2", "3", "4"]
+
+
+def test_parquet_claim_gives_up_with_a_clear_error():
+    meta = FakeMetastore(set(), rival_claims=100)
+    with pytest.raises(TopicPublishError, match="nothing was published"):
+        claim_offset(meta, "s.t", "/stage", "parquet", max_attempts=3)
+
+
+def test_claim_does_not_swallow_other_errors():
+    def broken(sql):
+        raise RuntimeError("Permission denied")
+
+    with pytest.raises(RuntimeError, match="Permission denied"):
+        claim_offset(broken, "s.t", "/stage", "parquet")
+
+
+def test_delta_publish_reads_offset_inside_the_same_statement():
+    sql = delta_publish_sql("s.__topic_x", "s.__topic_x__stage_1", ["_row_idx", "id"])
+    assert sql == (
+        "insert into s.__topic_x select next_offset._offset, staged.`_row_idx`, staged.`id` "
+        "from (select coalesce(max(_offset), 0) + 1 as _offset from s.__topic_x) next_offset "
+        "cross join s.__topic_x__stage_1 staged"
+    )
+
+
+def test_delta_claim_retries_on_concurrent_append():
+    calls = []
+
+    def run(sql):
+        calls.append(sql)
+        if sql.startswith("insert") and len(calls) == 1:
+            raise RuntimeError(
+                "io.delta.exceptions.ConcurrentAppendException: Files were added to the "
+                "root of the table by a concurrent update."
+            )
+        if sql.startswith("select max"):
+            return [(5,)]
+        return []
+
+    assert claim_offset(run, "s.t", "s.t__stage_1", "delta", ["_row_idx"]) == 5
+    assert [c.split()[0] for c in calls] == ["insert", "insert", "select"]
+
+
+def test_retention_by_offsets_counts_the_incoming_publish():
+    stored = [(o, NOW) for o in (1, 2, 3)]
+    assert retention_plan(stored, 2, None, [], NOW, incoming=1).drop == (1, 2)
+    assert retention_plan(stored, 2, None, [], NOW, incoming=0).drop == (1,)
+    assert retention_plan(stored, None, None, [], NOW).drop == ()
+
+
+def test_retention_never_drops_unconsumed_offsets():
+    stored = [(o, NOW) for o in (1, 2, 3, 4)]
+    plan = retention_plan(stored, 1, None, [3, 1], NOW, incoming=1)
+    assert plan.drop == (1,)
+    assert plan.held_by_consumers == (2, 3, 4)[:2]
+
+
+def test_retention_by_age_keeps_the_high_water_mark():
+    stored = [(1, NOW - 3 * HOUR_US), (2, NOW - 2 * HOUR_US), (3, NOW - 2 * HOUR_US)]
+    plan = retention_plan(stored, None, 90 * 60 * 1000, [], NOW)
+    assert plan.drop == (1, 2)  # 3 is expired too, but it is the newest offset
+
+
+def test_retention_sql_per_format():
+    assert retention_sql("s.t", [2, 1], "parquet") == (
+        "alter table s.t drop if exists partition (_offset=1), partition (_offset=2)"
+    )
+    assert retention_sql("s.t", [2, 1], "delta") == "delete from s.t where _offset <= 2"
+    assert retention_sql("s.t", [], "delta") is None
+
+
+def test_events_select_renames_engine_columns_and_binds_range():
+    sql = events_select_sql("s.__topic_x", ["order_id", "op"], 2, 5, "ac'me", "op = 'd'")
+    assert sql == (
+        "select `_offset` as event_offset, `_row_idx` as event_row_idx, "
+        "`_produced_at` as event_produced_at, `order_id`, `op`, `tenant_id` as event_tenant_id "
+        "from (select * from s.__topic_x where (tenant_id = 'ac\\'me' or tenant_id is null)) "
+        "where _offset > 2 and _offset <= 5 and (op = 'd')"
+    )
+
+
+def test_consumer_bounds_are_taken_once():
+    bounds = ConsumerBounds()
+    bounds.remember("model.p.c", ConsumedRange("s", "t1", 0, 3))
+    bounds.remember("model.p.c", ConsumedRange("s", "t1", 0, 4))  # recompiled: latest wins
+    assert [r.upto for r in bounds.take("model.p.c")] == [4]
+    assert bounds.take("model.p.c") == []
+
+
+def test_stale_stage_tables_spare_publishes_in_flight():
+    prefix = "__topic_x__stage_"
+    names = [f"{prefix}1000_abc", f"{prefix}99000_def", "__topic_x", f"{prefix}bad"]
+    assert stale_stage_tables(names, prefix, now_s=100_000, max_age_s=3600) == [f"{prefix}1000_abc"]
