@@ -210,6 +210,12 @@ class MutableTableAdapterMixin(StatementsMixin):
     # --- errors --------------------------------------------------------------------
 
     @available
+    def mutable_run_change_set_query(self, sql: str) -> Any:
+        """Rows of a query that filters a change set (the unique index checks), planned
+        without Spark's constraint propagation (common/statements.py says why)."""
+        return self._run_query_without_constraint_propagation(sql)
+
+    @available
     def mutable_batch_error(self, model_name: str, kind: str, table: Any, detail: str = "") -> None:
         columns = list(getattr(table, "column_names", []) or [])
         mutable.batch_error(model_name, kind, result_rows(table), columns, detail)

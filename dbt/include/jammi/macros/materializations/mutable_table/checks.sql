@@ -182,7 +182,7 @@ end
 {% macro apply_unique_index_checks(definition, target_relation, change_set_relation, run_relations=[]) -%}
   {%- for index in definition.indexes if index.unique -%}
     {%- set next_state_sql = get_next_state_sql(definition, target_relation, change_set_relation) -%}
-    {%- set violations = run_query(get_unique_index_violations_sql(definition, index, next_state_sql)) -%}
+    {%- set violations = adapter.mutable_run_change_set_query(get_unique_index_violations_sql(definition, index, next_state_sql)) -%}
     {%- if violations.rows | length > 0 -%}
       {%- do drop_mutable_run_relations(run_relations) -%}
       {%- do adapter.mutable_batch_error(definition.table_id, 'unique_index', violations, "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")") -%}
