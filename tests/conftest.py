@@ -122,9 +122,19 @@ def pytest_configure(config):
         "parquet_only: its models pin file_format parquet (the rewrite applier); the "
         "default lane runs it, the Delta lanes deselect it",
     )
+    config.addinivalue_line(
+        "markers",
+        "embedded_parquet_only: a whole-project build; the embedded parquet lane runs it, "
+        "the Delta and Thrift lanes deselect it (their own tests cover its SQL paths)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
+    if test_file_format() == "delta" or test_method() == "thrift":
+        once = [i for i in items if i.get_closest_marker("embedded_parquet_only")]
+        if once:
+            config.hook.pytest_deselected(items=once)
+            items[:] = [i for i in items if i not in once]
     if test_file_format() == "delta":
         # The parquet param of a class parametrized over formats (`fmt`) already ran on
         # the default lane; the Delta lane runs its delta param only. Tests marked
