@@ -48,6 +48,8 @@ from dbt.adapters.jammi.validation import (
     validate_registry_schema,
     validate_tenant_value,
 )
+from dbt.adapters.jammi.versions import validate_versions_kept
+from dbt.adapters.jammi.versions_adapter import VersionsAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
@@ -73,6 +75,7 @@ class JammiConfig(SparkConfig):
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: Optional[bool] = None
+    versions_kept: Optional[int] = None
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -89,6 +92,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 
 class JammiAdapter(
     MutableCommitAdapterMixin,
+    VersionsAdapterMixin,
     MutableRulesAdapterMixin,
     ChangelogAdapterMixin,
     Scd2AdapterMixin,
@@ -172,7 +176,12 @@ class JammiAdapter(
         """Validate a mutable_table model and return its definition as a dict."""
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
-        return definition.to_dict()
+        data = definition.to_dict()
+        # a run option, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
+        data["versions_kept"] = validate_versions_kept(
+            config.get("versions_kept"), f"mutable_table '{model_name}'"
+        )
+        return data
 
     @available
     def topic_definition(

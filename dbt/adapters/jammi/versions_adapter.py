@@ -1,0 +1,162 @@
+"""Kept versions, reads of the past and rollback: the ``adapter.mutable_version*``
+methods the Jinja macros call (``versions.py`` decides; docs/versions.md).
+
+Removing a version directory needs no file system client: where the adapter has none
+(thrift, http, odbc) the server's metastore removes it. A *managed* helper table
+``<table>__jammi_remover_<run id>`` is created, pointed at the directory with ``ALTER
+TABLE ... SET LOCATION`` and dropped: dropping a managed table deletes the directory it
+points at. Created again (its own empty default directory, which it reuses) and dropped,
+it leaves nothing behind. A metastore that refuses this gets the directory overwritten
+with an empty result (``INSERT OVERWRITE DIRECTORY``): a few hundred bytes instead of a
+copy of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi import commit_claim, mutable, ownership, storage, versions
+from dbt.adapters.jammi.statements import StatementsMixin
+from dbt.adapters.jammi.validation import sql_string_literal
+
+logger = AdapterLogger("Jammi")
+
+REMOVER_MARKER = "__jammi_remover_"
+_NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
+
+
+class VersionsAdapterMixin(StatementsMixin):
+    """``adapter.mutable_version*`` methods; mixed into JammiAdapter."""
+
+    config: Any
+
+    def _fs_reachable(self) -> bool:
+        return bool(getattr(self.config.credentials, "is_session", False))
+
+    def _version_holder(self) -> str:
+        method = getattr(self.config.credentials, "method", "")
+        return ownership.this_holder(str(getattr(method, "value", method))).render()
+
+    @available
+    def mutable_versions_kept(self, value: Any, model_name: str) -> int:
+        return versions.validate_versions_kept(value, f"mutable_table '{model_name}'")
+
+    @available
+    def mutable_version_log_sql(
+        self,
+        location: str,
+        parent: Optional[str],
+        counts: Optional[Mapping[str, Any]],
+        invocation_id: str,
+        kind: str = "run",
+    ) -> str:
+        return versions.write_log_sql(
+            location,
+            parent,
+            commit_claim.now_ms(),
+            counts or {},
+            str(invocation_id or ""),
+            kind,
+            self._version_holder(),
+        )
+
+    @available
+    def mutable_version_log_location(self, location: str) -> str:
+        return versions.log_location(location)
+
+    def _version_records(self, current_location: str) -> list[versions.VersionRecord]:
+        base = current_location.rstrip("/").rsplit("/", 1)[0]
+        try:
+            rows = self._run_sql(versions.read_log_sql(base))
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if any(marker in str(exc) for marker in _NO_PATH):
+                return []  # no version logged yet (a table made before the log existed)
+            raise
+        return versions.parse_log_rows(rows)
+
+    @available
+    def mutable_version_history(
+        self, current_location: str, versions_kept: int
+    ) -> list[dict[str, Any]]:
+        """The kept versions of a parquet/orc table, newest first."""
+        records = self._version_records(current_location)
+        return versions.history_rows(records, current_location, versions_kept)
+
+    @available
+    def mutable_kept_version_location(
+        self, model_name: str, current_location: str, versions_kept: int, version: Any
+    ) -> str:
+        records = self._version_records(current_location)
+        return versions.kept_location(
+            model_name, records, current_location, versions_kept, int(version)
+        )
+
+    @available
+    def mutable_sweep_versions(
+        self,
+        target_relation: Any,
+        current_location: str,
+        versions_kept: int,
+        committed_now: bool,
+        run_id: str,
+    ) -> list[str]:
+        """Remove versions beyond the kept ones and abandoned leftovers of other runs
+        (``versions.plan_removal``); returns what was removed."""
+        base = current_location.rstrip("/").rsplit("/", 1)[0]
+        records = self._version_records(current_location)
+        listed = storage.list_children(base) if self._fs_reachable() else None
+        remove = versions.plan_removal(
+            current_location, versions_kept, records, listed, committed_now, commit_claim.now_ms()
+        )
+        if remove:
+            self._remove_paths(target_relation, remove, run_id)
+        for path in remove:
+            logger.debug(f"mutable_table: removed {path}")
+        return remove
+
+    def _remove_paths(self, target_relation: Any, paths: Sequence[str], run_id: str) -> None:
+        if self._fs_reachable():
+            for path in paths:
+                storage.remove(path)
+            return
+        self._remove_paths_by_sql(
+            str(target_relation.schema), str(target_relation.identifier), paths, run_id
+        )
+
+    def _remove_paths_by_sql(
+        self, schema: str, identifier: str, paths: Sequence[str], run_id: str
+    ) -> None:
+        """Remove directories through the server's metastore (module docstring)."""
+        helper = f"{schema}.{identifier}{REMOVER_MARKER}{run_id}"
+        create = f"create table {helper} (removed int) using parquet"
+        self._run_sql(f"drop table if exists {helper}")
+        self._run_sql(create)
+        try:
+            for path in paths:
+                try:
+                    self._run_sql(f"alter table {helper} set location {sql_string_literal(path)}")
+                    self._run_sql(f"drop table {helper}")
+                except Exception as exc:  # noqa: BLE001 - a metastore that refuses
+                    logger.info(f"mutable_table: emptying {path} instead of removing it ({exc})")
+                    self._run_sql(
+                        f"insert overwrite directory {sql_string_literal(path)} using parquet "
+                        "select 1 as removed where false"
+                    )
+                    self._run_sql(f"drop table if exists {helper}")
+                self._run_sql(create)
+        finally:
+            self._run_sql(f"drop table if exists {helper}")
+
+    @available
+    def mutable_remove_paths(self, target_relation: Any, paths: Sequence[str], run_id: str) -> None:
+        """Remove directories on every connection method (this run's own, or a whole
+        table's base after a permitted rebuild)."""
+        self._remove_paths(target_relation, [p for p in paths if p], run_id)
+
+    @available
+    def mutable_version_of(self, location: Optional[str]) -> Optional[int]:
+        return mutable.parse_version(location) if location else None
