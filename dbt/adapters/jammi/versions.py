@@ -192,7 +192,12 @@ def committed_chain(records: Sequence[VersionRecord], current_location: str) -> 
 def kept_versions(
     records: Sequence[VersionRecord], current_location: str, versions_kept: int
 ) -> list[str]:
-    return committed_chain(records, current_location)[: max(1, versions_kept)]
+    """The committed versions that can still be read, newest first: the current one and
+    those whose log row remains (removing a version removes its log row too)."""
+    logged = {_name(r.location) for r in records}
+    chain = committed_chain(records, current_location)
+    readable = [p for i, p in enumerate(chain) if i == 0 or _name(p) in logged]
+    return readable[: max(1, versions_kept)]
 
 
 def _abandoned(record: Optional[VersionRecord], now_ms: int) -> bool:

@@ -13,13 +13,14 @@ copy of the table.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi import commit_claim, mutable, ownership, storage, versions
+from dbt.adapters.jammi import commit_claim, mutable, ownership, storage, version_reads, versions
 from dbt.adapters.jammi.statements import StatementsMixin
 from dbt.adapters.jammi.validation import sql_string_literal
 
@@ -160,3 +161,86 @@ class VersionsAdapterMixin(StatementsMixin):
     @available
     def mutable_version_of(self, location: Optional[str]) -> Optional[int]:
         return mutable.parse_version(location) if location else None
+
+    # --- reads of the past and rollback (version_reads.py) -----------------------
+
+    @available
+    def mutable_version_number(self, value: Any, subject: str) -> int:
+        return version_reads.require_version(value, subject)
+
+    @available
+    def mutable_path_relation(self, file_format: str, location: str) -> str:
+        return version_reads.path_relation_sql(file_format, location)
+
+    @available
+    def mutable_as_of_sql(self, source: str, tenant: Optional[str]) -> str:
+        return version_reads.as_of_sql(source, tenant)
+
+    @available
+    def mutable_delta_as_of_source(
+        self, relation: Any, version: Optional[int], timestamp: Optional[str]
+    ) -> str:
+        return version_reads.delta_as_of_source(str(relation), version, timestamp)
+
+    @available
+    def mutable_version_at(
+        self, history: Sequence[Mapping[str, Any]], at_ms: Any, subject: str
+    ) -> int:
+        return version_reads.version_at(history, int(at_ms), subject)
+
+    @available
+    def mutable_delta_history(self, relation: Any, versions_kept: int) -> list[dict[str, Any]]:
+        rows = self._run_sql(f"describe history {relation}")
+        return version_reads.delta_history_rows(rows, versions_kept)
+
+    @available
+    def mutable_require_kept_delta_version(
+        self, history: Sequence[Mapping[str, Any]], version: int, subject: str
+    ) -> None:
+        version_reads.require_kept_delta_version(history, int(version), subject)
+
+    @available
+    def mutable_aligned_select_sql(
+        self,
+        storage_columns: Sequence[Sequence[str]],
+        available_columns: Sequence[str],
+        source: str,
+    ) -> str:
+        return version_reads.aligned_select_sql(storage_columns, available_columns, source)
+
+    @available
+    def mutable_rollback_counts_sql(
+        self, definition: Mapping[str, Any], current_sql: str, target_sql: str
+    ) -> str:
+        key = list(definition["storage_key"])
+        values = [c[0] for c in definition["storage_columns"] if c[0] not in key]
+        return version_reads.rollback_counts_sql(key, values, current_sql, target_sql)
+
+    @available
+    def mutable_rollback_merge_sql(
+        self, relation: Any, definition: Mapping[str, Any], target_sql: str
+    ) -> str:
+        columns = [c[0] for c in definition["storage_columns"]]
+        return version_reads.rollback_merge_sql(
+            str(relation), list(definition["storage_key"]), columns, target_sql
+        )
+
+    @available
+    def mutable_history_table(self, history: Sequence[Mapping[str, Any]]) -> str:
+        """The history as the run-operation prints it, one line per kept version."""
+        lines = [
+            "version | committed_at (UTC) | inserts | updates | deletes | invocation_id | current"
+        ]
+        for row in history:
+            millis = row.get("committed_ms")
+            when = (
+                time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(millis) / 1000))
+                if millis is not None
+                else "?"
+            )
+            lines.append(
+                f"{row['version']} | {when} | {row.get('inserts')} | {row.get('updates')} | "
+                f"{row.get('deletes')} | {row.get('invocation_id') or '?'} | "
+                f"{'yes' if row.get('current') else ''}"
+            )
+        return "\n".join(lines)
