@@ -55,6 +55,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         refused it for a concurrent commit and the run re-plans, or when a batch check
         stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
         the check's samples and fails); ``counts`` what the committed MERGE changed."""
+        self.mutable_tag_delta_commits()  # type: ignore[attr-defined]  # VersionsAdapterMixin
         try:
             rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
         except merge_commit.BatchRejected as rejected:

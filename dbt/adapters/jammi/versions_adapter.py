@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.jammi import commit_claim, mutable, ownership, storage, version_reads, versions
 from dbt.adapters.jammi.statements import StatementsMixin
@@ -27,6 +28,7 @@ from dbt.adapters.jammi.validation import sql_string_literal
 logger = AdapterLogger("Jammi")
 
 REMOVER_MARKER = "__jammi_remover_"
+DELTA_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 _NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
 
 
@@ -163,6 +165,16 @@ class VersionsAdapterMixin(StatementsMixin):
         return mutable.parse_version(location) if location else None
 
     # --- reads of the past and rollback (version_reads.py) -----------------------
+
+    @available
+    def mutable_tag_delta_commits(self) -> str:
+        """Tag this connection's Delta commits with the dbt invocation id (Delta's
+        ``commitInfo.userMetadata``), which ``mutable_table_history`` shows. Every
+        thread of one dbt process has the same invocation id, so the value is never
+        wrong for a concurrent thread; it is not a setting dbt-spark's macros use."""
+        tag = version_reads.INVOCATION_PREFIX + str(get_invocation_id())
+        self._run_sql(f"set {DELTA_USER_METADATA}={tag}")
+        return ""
 
     @available
     def mutable_version_number(self, value: Any, subject: str) -> int:
