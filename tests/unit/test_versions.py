@@ -185,9 +185,12 @@ def test_aligned_select_fills_columns_the_old_version_lacked():
     )
 
 
-def test_rollback_counts_and_merge_sql():
-    counts = version_reads.rollback_counts_sql(["id"], ["v"], "select 1", "select 2")
-    assert "full outer join" in counts and "c.`tenant_id` <=> t.`tenant_id`" in counts
+def test_rollback_change_set_and_merge_sql():
+    change_set = version_reads.rollback_change_set_sql(["id", "v"], ["id"], "select 1", "select 2")
+    assert "full outer join (select 2) as t on c.`tenant_id` <=> t.`tenant_id`" in change_set
+    assert "when t.`id` is null then 'delete'" in change_set
+    assert "c.`v` as _jammi_prev_1" in change_set
+    assert change_set.endswith("where c.`id` is null or t.`id` is null or not (c.`v` <=> t.`v`)")
     merge = version_reads.rollback_merge_sql("s.t", ["id"], ["id", "v"], "select 2")
     assert merge.startswith("merge into s.t as t using (select 2) as s on ")
     assert "when matched and not (t.`v` <=> s.`v`) then update set t.`v` = s.`v`" in merge

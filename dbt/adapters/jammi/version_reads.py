@@ -180,26 +180,38 @@ def aligned_select_sql(
     return f"select {', '.join(parts)}, {tenant} from {source}"
 
 
-def rollback_counts_sql(
+def rollback_change_set_sql(
+    storage_columns: Sequence[str],
     storage_key: Sequence[str],
-    value_columns: Sequence[str],
     current_sql: str,
     target_sql: str,
 ) -> str:
-    """Insert/update/delete counts of making ``target_sql``'s rows the current ones."""
+    """parquet/orc: a change set in the planner's shape (``_change``, the storage
+    columns, ``tenant_id``, the stored values as ``_jammi_prev_<n>``) that turns the
+    current rows into ``target_sql``'s rows, so a rollback is applied, counted,
+    published and committed by the run's own rewrite path. Unchanged keys are absent."""
     keys = ["tenant_id", *storage_key]
     on = " and ".join(f"c.{quote_identifier(k)} <=> t.{quote_identifier(k)}" for k in keys)
-    same = " and ".join(
-        f"c.{quote_identifier(v)} <=> t.{quote_identifier(v)}" for v in value_columns
-    )
+    values = [c for c in storage_columns if c not in keys]
+    same = " and ".join(f"c.{quote_identifier(v)} <=> t.{quote_identifier(v)}" for v in values)
     probe = quote_identifier(storage_key[0])
-    changed = f"not ({same})" if same else "false"
+    change = (
+        f"case when c.{probe} is null then 'insert' when t.{probe} is null then 'delete' "
+        "else 'update' end as _change"
+    )
+    picked = [
+        f"case when t.{probe} is null then c.{quote_identifier(n)} else t.{quote_identifier(n)} "
+        f"end as {quote_identifier(n)}"
+        for n in [*storage_columns, "tenant_id"]
+    ]
+    previous = [
+        f"c.{quote_identifier(n)} as _jammi_prev_{i}" for i, n in enumerate(storage_columns)
+    ]
+    changed = f" or not ({same})" if same else ""
     return (
-        "select "
-        f"count_if(c.{probe} is null), "
-        f"count_if(c.{probe} is not null and t.{probe} is not null and {changed}), "
-        f"count_if(t.{probe} is null) "
-        f"from ({current_sql}) as c full outer join ({target_sql}) as t on {on}"
+        f"select {change}, {', '.join(picked + previous)} "
+        f"from ({current_sql}) as c full outer join ({target_sql}) as t on {on} "
+        f"where c.{probe} is null or t.{probe} is null{changed}"
     )
 
 

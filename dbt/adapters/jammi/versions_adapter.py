@@ -221,12 +221,13 @@ class VersionsAdapterMixin(StatementsMixin):
         return version_reads.aligned_select_sql(storage_columns, available_columns, source)
 
     @available
-    def mutable_rollback_counts_sql(
+    def mutable_rollback_change_set_sql(
         self, definition: Mapping[str, Any], current_sql: str, target_sql: str
     ) -> str:
-        key = list(definition["storage_key"])
-        values = [c[0] for c in definition["storage_columns"] if c[0] not in key]
-        return version_reads.rollback_counts_sql(key, values, current_sql, target_sql)
+        columns = [c[0] for c in definition["storage_columns"]]
+        return version_reads.rollback_change_set_sql(
+            columns, list(definition["storage_key"]), current_sql, target_sql
+        )
 
     @available
     def mutable_rollback_merge_sql(

@@ -18,7 +18,7 @@ from tests.functional.mutable_table.util import (
 )
 
 ORDERS = """
-{{ config(materialized='mutable_table', primary_key=['id'], versions_kept=3) }}
+{{ config(materialized='mutable_table', primary_key=['id'], versions_kept=3, changelog=true) }}
 {% set batch = var('batch', 1) %}
 {% if batch == 1 %} select * from values (1, 'new', 10), (2, 'new', 20) as t(id, status, amount)
 {% elif batch == 2 %} select * from values (2, 'paid', 20), (3, 'new', 30) as t(id, status, amount)
@@ -107,6 +107,21 @@ class TestVersionsWalkthrough(MutableProjectBase):
         operation("rollback_mutable_table", f"{{model: orders, to_version: {good}}}")
         assert table_rows(project, "orders", "id, status, amount") == AFTER_BATCH_2
         assert current_version(project, fmt) > bad
+        # with changelog: true the rollback publishes its diff as its own version
+        rolled_back = current_version(project, fmt)
+        (backing,) = rows(
+            project,
+            f"select backing_table from {project.test_schema}.topics "
+            "where relation_name = 'orders'",
+        )[0]
+        published = rows(
+            project,
+            f"select _offset, change_kind, count(*) from {project.test_schema}.{backing} "
+            "group by 1, 2 order by 1, 2",
+        )
+        assert [(kind, n) for offset, kind, n in published if offset == rolled_back] == [
+            ("update", 3)
+        ]
         # history is never rewritten: the bad version can still be read
         run(project, "orders_as_of", {"as_of": bad})
         assert [r[1] for r in table_rows(project, "orders_as_of", "id, status")] == ["lost"] * 3

@@ -81,8 +81,12 @@
 {#-- dbt run-operation rollback_mutable_table --args '{model: orders, to_version: 12}'
 
      Makes kept version `to_version`'s rows the table's rows as a NEW version, committed
-     like a run: parquet/orc with the version claim (commit_claim.py), Delta with one
-     MERGE (its conflict detection). An admin action: refused in a tenant-bound run. --#}
+     like a run: parquet/orc as a change set (the difference between the current rows
+     and the kept version's) through the run's own rewrite path -- version claim,
+     version log, changelog staging; Delta with one MERGE from VERSION AS OF (its
+     conflict detection). A rollback that loses its commit to a concurrent run fails
+     with "re-run" (it never re-plans on its own). An admin action: refused in a
+     tenant-bound run. --#}
 {% macro rollback_mutable_table(model, to_version) -%}
   {%- set subject = "rollback_mutable_table '" ~ model ~ "'" -%}
   {%- if jammi_bound_tenant() is not none -%}
@@ -91,39 +95,51 @@
   {%- set found = jammi_mutable_model(model, subject) -%}
   {%- set relation = found.relation -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
+  {%- set file_format = state.file_format -%}
   {%- set version = adapter.mutable_version_number(to_version, subject) -%}
   {%- set definition = state.definition -%}
+  {%- do definition.update({'versions_kept': found.versions_kept}) -%}
   {%- set history = fetch_mutable_table_history(relation, state, found.versions_kept) -%}
-  {%- do adapter.tenant_guard_trust(true) -%}
-  {%- if adapter.uses_merge(state.file_format) -%}
+  {%- if adapter.uses_merge(file_format) -%}
     {%- do adapter.mutable_require_kept_delta_version(history, version, subject) -%}
     {%- set source = adapter.mutable_delta_as_of_source(relation, version, none) -%}
-    {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
-    {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
-    {%- set merged = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true) -%}
-    {%- set counts = merged.counts -%}
   {%- else -%}
-    {%- if definition.get('changelog') -%}
-      {%- do exceptions.raise_compiler_error(subject ~ ": rolling back a parquet/orc table with changelog: true is not supported yet; nothing was changed.\n  Fix: roll back by running the model with the rows of the kept version (mutable_table_as_of)") -%}
+    {%- set source = adapter.mutable_path_relation(file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version)) -%}
+  {%- endif -%}
+  {%- do adapter.tenant_guard_trust(true) -%}
+  {%- set changelog_topic = check_changelog_definition(definition, relation, state, file_format) -%}
+  {%- do apply_changelog_preparation(definition, relation, state, file_format, changelog_topic) -%}
+  {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
+  {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
+  {%- if adapter.uses_merge(file_format) -%}
+    {%- do apply_changelog_repair(definition, relation, state) -%}
+    {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
+    {%- if definition.get('changelog_topic') -%}
+      {%- do apply_changelog_publish(definition, relation, none) -%}
     {%- endif -%}
-    {%- set location = adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version) -%}
-    {%- set source = adapter.mutable_path_relation(state.file_format, location) -%}
-    {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
-    {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
-    {%- set current_sql = 'select * from ' ~ relation -%}
-    {%- set row = run_query(adapter.mutable_rollback_counts_sql(definition, current_sql, target_sql)).rows[0] -%}
-    {%- set counts = adapter.mutable_change_counts(row[0], row[1], row[2]) -%}
-    {%- set run_id = adapter.mutable_run_id() -%}
-    {%- set new_location = adapter.mutable_next_location(state.location, run_id) -%}
-    {%- set log_location = adapter.mutable_version_log_location(new_location) -%}
-    {%- do adapter.mutable_execute_all_or_nothing([
-          {'sql': adapter.mutable_version_log_sql(new_location, state.location, counts, invocation_id, 'rollback'), 'undo_paths': [log_location]},
-          {'sql': 'insert overwrite directory ' ~ adapter.sql_string(new_location) ~ ' using ' ~ state.file_format ~ ' ' ~ target_sql ~ ' ' ~ mutable_sort_clause(definition), 'undo_paths': [new_location]}]) -%}
-    {%- do adapter.mutable_commit_version(relation, state.location, new_location, model, [], true, [log_location]) -%}
-    {%- do run_query('alter table ' ~ relation ~ ' set ' ~ mutable_table_properties_clause(definition, state.file_format, adapter.mutable_version(new_location))) -%}
-    {%- do adapter.mutable_sweep_versions(relation, new_location, found.versions_kept, true, run_id) -%}
+  {%- else -%}
+    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}
+  {{ return(counts) }}
+{%- endmacro %}
+
+
+{#-- parquet/orc rollback: the difference as a staged change set, applied, committed
+     and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
+{% macro apply_rollback_rewrite(definition, relation, state, target_sql) -%}
+  {%- set run_id = adapter.mutable_run_id() -%}
+  {%- do apply_changelog_repair(definition, relation, state) -%}
+  {%- set staging = mutable_staging_relation(relation, run_id) -%}
+  {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
+  {%- do run_query(get_create_staging_table_sql(staging, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
+  {%- set counts = fetch_change_counts(staging) -%}
+  {%- if counts.total > 0 -%}
+    {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback') -%}
+    {%- do publish_mutable_changelog(definition, relation, {'location': location, 'run_relations': [staging]}, none) -%}
+    {%- do record_mutable_definition(definition, state, relation, state.file_format, location) -%}
+  {%- endif -%}
+  {%- do drop_mutable_run_relations([staging]) -%}
   {{ return(counts) }}
 {%- endmacro %}
