@@ -259,7 +259,7 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
             problems.append(f"{point}: {EVENTS_MODEL} after recovery: {final.get('events')}")
             published = published_batches(final.get("events")) or published
 
-    problems += rollback_kills(project, batch, last_version, counts[ITEMS])
+    problems += rollback_kills(project, batch, last_version, duration, counts[ITEMS])
 
     for model, c in counts.items():
         report(
@@ -297,29 +297,40 @@ def offsets_problem(state: dict, lag_allowed: bool) -> str | None:
     return f"changelog offsets {offsets} for table version {version}"
 
 
-def rollback_kills(project: DbtProject, batch: int, version: int | None, counts: dict) -> list[str]:
-    """`rollback_mutable_table` SIGKILLed at points of a measured rollback: the table
-    holds the rows before or after the rollback, never a mix, its changelog every
-    committed version once; the next run converges. The version before the current one
-    holds batch - 1's rows whatever the kills above left (a killed run committed batch,
-    or its recovery did), so the measured rollback goes there."""
+def rollback_kills(
+    project: DbtProject, batch: int, version: int | None, duration: float, counts: dict
+) -> list[str]:
+    """`rollback_mutable_table` SIGKILLed at measured points: the table holds the rows
+    before or after the rollback, never a mix, its changelog every committed version
+    once; the next run converges. A rollback writes a complete version as a run does,
+    so the points are fractions of the last recovery run's `duration` (no extra run to
+    measure). The version before the current one holds batch - 1's rows whatever the
+    kills above left (a killed run committed `batch`, or its recovery did): the first
+    rollback goes there; the next one back to the version the kill left."""
     if version is None:
         return ["rollback kills: no recovery run left a version to roll back from"]
     problems: list[str] = []
-    measured = project.run(rollback_args(version - 1), "rollback-measured")
-    assert measured.returncode == 0, measured.output[-2000:]
-    old, new, target = expected_items(batch - 1), expected_items(batch), version
+    old, new, current = expected_items(batch), expected_items(batch - 1), version
     for index, fraction in enumerate(ROLLBACK_KILL_FRACTIONS):
-        point = f"rollback killed at {fraction:.0%} of {measured.seconds:.0f}s"
-        finished = kill_at(
-            project, 0, fraction * measured.seconds, f"rbkill{index}", rollback_args(target)
-        )
-        if finished is not None:
-            problems.append(f"{point}: the rollback finished before its kill; nothing was tested")
+        for attempt in range(KILL_ATTEMPTS):
+            point = f"rollback killed at {fraction * 0.8**attempt:.0%} of {duration:.0f}s"
+            args = rollback_args(current - 1)
+            finished = kill_at(
+                project, 0, fraction * 0.8**attempt * duration, f"rbkill{index}", args
+            )
+            if finished is None:
+                break
+            # it committed before the kill point: one version more, and rolling back to
+            # the version before it swaps old and new; try again a little earlier
+            assert finished.returncode == 0, finished.output[-2000:]
+            current, old, new = current + 1, new, old
+        else:
+            problems.append(f"{point}: the rollback finished before its kill every time")
             continue
         batch += 1
         recovery = project.run(run_args(batch), f"rbrecover{index}")
         check(recovery, f"{point}: recovery run")
+        duration = recovery.seconds
         states = recovery.states()
         crashed, final = states[0], states[-1]
         state = classify(crashed.get("items"), old, new)
@@ -339,10 +350,10 @@ def rollback_kills(project: DbtProject, batch: int, version: int | None, counts:
         else:
             problems.append(f"{point}: {ITEMS} after recovery: {final.get('items')}")
         # next: roll the recovered table back to the version the kill left
-        old, new, target = expected_items(batch), crashed.get("items"), final["version"] - 1
+        old, new, current = expected_items(batch), crashed.get("items"), final["version"]
     report(
-        f"crash rollback_mutable_table: kills at "
-        f"{', '.join(f'{f:.0%}' for f in ROLLBACK_KILL_FRACTIONS)} of a "
-        f"{measured.seconds:.0f}s rollback (counted in the {ITEMS} line above)"
+        "crash rollback_mutable_table: kills at "
+        f"{', '.join(f'{f:.0%}' for f in ROLLBACK_KILL_FRACTIONS)} of a rollback "
+        f"(counted in the {ITEMS} line above)"
     )
     return problems

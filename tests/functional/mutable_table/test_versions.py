@@ -1,6 +1,9 @@
 """Kept versions, reads as of a version, history and rollback (docs/versions.md): the
 recovery walkthrough on parquet and Delta -- a bad batch goes out, it is found in the
-history, the version before it is read, the table is rolled back, the fixed model runs."""
+history, the version before it is read, the table is rolled back, the fixed model runs.
+And mutable_table_as_of() in a tenant-bound run: scoped exactly like tenant_scoped(),
+accepted by the tenant read guard, while a read of a version's files without the scope
+is refused."""
 
 import os
 
@@ -44,6 +47,23 @@ BAD_KEPT = """
 select 1 as id
 """
 
+PRICES = """
+{{ config(materialized='mutable_table', primary_key=['sku'], tenant_from='tenant') }}
+select * from values ('acme', 'a', {{ var('price', 1) }}), ('globex', 'g', 2),
+  (cast(null as string), 's', 3) as t(tenant, sku, price)
+"""
+
+PRICES_AS_OF = """
+{{ config(materialized='table') }}
+select sku, price from {{ mutable_table_as_of(ref('prices'), version=var('as_of', 0)) }} as p
+"""
+
+UNSCOPED = """
+{{ config(materialized='table') }}
+select sku, price from parquet.`{{ var('path', '/nowhere') }}` as p
+"""
+
+
 AFTER_BATCH_2 = [(1, "new", 10), (2, "paid", 20), (3, "new", 30)]
 
 
@@ -52,6 +72,13 @@ def current_version(project, fmt: str) -> int:
         history = rows(project, f"describe history {project.test_schema}.orders")
         return max(int(r[0]) for r in history)
     return int(location(project, "orders").rsplit("/", 1)[-1][1:11])
+
+
+def first_prices_version(project, fmt: str) -> int:
+    if fmt == "delta":
+        history = rows(project, f"describe history {project.test_schema}.prices")
+        return min(int(r[0]) for r in history)
+    return 1
 
 
 def operation(name: str, args: str, expect_pass: bool = True) -> str:
@@ -69,6 +96,9 @@ class TestVersionsWalkthrough(MutableProjectBase):
             "orders_as_of.sql": AS_OF,
             "plain.sql": PLAIN,
             "bad_kept.sql": BAD_KEPT,
+            "prices.sql": PRICES,
+            "prices_as_of.sql": PRICES_AS_OF,
+            "unscoped.sql": UNSCOPED,
         }
 
     def test_versions_kept_is_validated(self, project):
@@ -134,21 +164,18 @@ class TestVersionsWalkthrough(MutableProjectBase):
         ]
         assert leftovers(project, "orders") == []
 
-    def test_only_kept_versions_stay_on_disk(self, project, fmt):
-        if fmt != "parquet":
-            pytest.skip("Delta keeps its own files (docs/versions.md)")
-        # over thrift too: there the server's metastore removes what is not kept (the
+        # five versions committed, versions_kept: 3 -- only those stay on disk, on every
+        # connection method (over thrift the server's metastore removed the others; the
         # test server's warehouse is on this machine's disk, so the test can list it)
-        for batch in range(5, 10):
-            run(project, "orders", {"batch": batch})
-        current = location(project, "orders").rsplit("/", 1)[-1]
-        kept = version_dirs(project, "orders")
-        assert len(kept) == 3 and kept[-1] == current
-        base = location(project, "orders").rsplit("/", 1)[0].replace("file:", "", 1)
-        assert sorted(os.listdir(os.path.join(base, "_jammi_versions"))) == kept
-        # the helper table that removes directories over SQL leaves nothing behind
-        schema_dir = os.path.dirname(base)
-        assert [d for d in os.listdir(schema_dir) if d.startswith("orders__jammi")] == []
+        if fmt == "parquet":
+            current = location(project, "orders").rsplit("/", 1)[-1]
+            kept = version_dirs(project, "orders")
+            assert len(kept) == 3 and kept[-1] == current
+            base = location(project, "orders").rsplit("/", 1)[0].replace("file:", "", 1)
+            assert sorted(os.listdir(os.path.join(base, "_jammi_versions"))) == kept
+            # the helper table that removes directories over SQL leaves nothing behind
+            schema_dir = os.path.dirname(base)
+            assert [d for d in os.listdir(schema_dir) if d.startswith("orders__jammi")] == []
 
     def test_refusals(self, project):
         output = operation("rollback_mutable_table", "{model: plain, to_version: 1}", False)
@@ -168,3 +195,26 @@ class TestVersionsWalkthrough(MutableProjectBase):
         assert "refused in a run bound to a tenant" in output
         assert table_rows(project, "orders", "id, status, amount") == before
         run_dbt(["run", "--select", "plain"])
+
+    def test_as_of_is_scoped_and_guarded(self, project, fmt):
+        run(project, "prices", {"price": 1})
+        run(project, "prices", {"price": 10})
+        version = first_prices_version(project, fmt)
+        run(project, "prices_as_of", {"as_of": version, "jammi_tenant": "acme"})
+        assert table_rows(project, "prices_as_of", "sku, price") == [("a", 1), ("s", 3)]
+        run(project, "prices_as_of", {"as_of": version})
+        assert table_rows(project, "prices_as_of", "sku, price") == [
+            ("a", 1),
+            ("g", 2),
+            ("s", 3),
+        ]
+        if fmt == "parquet":
+            location = [
+                r[1]
+                for r in rows(project, f"describe table extended {project.test_schema}.prices")
+                if r[0] == "Location"
+            ][0]
+            result = run(
+                project, "unscoped", {"path": location, "jammi_tenant": "acme"}, expect_pass=False
+            )
+            assert "without the adapter's tenant scope" in result.results[0].message
