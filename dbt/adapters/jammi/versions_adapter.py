@@ -103,12 +103,15 @@ class VersionsAdapterMixin(StatementsMixin):
         self,
         target_relation: Any,
         current_location: str,
-        versions_kept: int,
+        versions_kept: Optional[int],
         committed_now: bool,
         run_id: str,
     ) -> list[str]:
         """Remove versions beyond the kept ones and abandoned leftovers of other runs
-        (``versions.plan_removal``); returns what was removed."""
+        (``versions.plan_removal``); returns what was removed. ``versions_kept`` None:
+        the default (a definition recorded on the table carries no run options)."""
+        if versions_kept is None:
+            versions_kept = versions.DEFAULT_VERSIONS_KEPT
         base = current_location.rstrip("/").rsplit("/", 1)[0]
         records = self._version_records(current_location)
         listed = storage.list_children(base) if self._fs_reachable() else None

@@ -230,7 +230,7 @@
   {%- do steps.append({'sql': get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)}) -%}
   {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
   {%- if location -%}
-    {%- do adapter.mutable_sweep_versions(target_relation, location, definition.versions_kept, true, run_id) -%}
+    {%- do adapter.mutable_sweep_versions(target_relation, location, definition.get('versions_kept'), true, run_id) -%}
   {%- endif -%}
   {{ return(location) }}
 {%- endmacro %}
@@ -251,7 +251,7 @@
   {%- if state.location -%}
     {#-- keep the newest versions_kept committed versions; remove older ones and what
          other runs provably abandoned (versions.py), over every connection method --#}
-    {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.versions_kept, committed_location is not none, adapter.mutable_run_id()) -%}
+    {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.get('versions_kept'), committed_location is not none, adapter.mutable_run_id()) -%}
   {%- endif -%}
 {%- endmacro %}
 
