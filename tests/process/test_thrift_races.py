@@ -46,7 +46,6 @@ UPSERT_ROUNDS = 6 if FORMAT == "parquet" else 3
 FIRST_RUN_TRIALS = 2
 TOPIC_FIRST_TRIALS = 3 if FORMAT == "parquet" else 2
 PUBLISH_ROUNDS = 2
-ROLLBACK_ROUNDS = 2  # a rollback racing a run (parquet: the version claim decides)
 SEED_ROWS = 50_000  # the table every upsert rewrites: a write that takes a while
 UPSERT_ROWS = 1_000
 EVENTS = 100
@@ -85,7 +84,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     schema = f"race_{uuid.uuid4().hex[:8]}"
     mutable_sql = MUTABLE_SQL.replace("FORMAT", FORMAT)
     topic_sql = TOPIC_SQL.replace("FORMAT", FORMAT)
-    models = {"race_items.sql": mutable_sql, "rollback_race.sql": mutable_sql}
+    models = {"race_items.sql": mutable_sql}
     models.update({f"{name}.sql": mutable_sql for name in first_runs()})
     topics = [*first_topics(), "topic_shared"]
     models.update(
@@ -337,86 +336,5 @@ def test_concurrent_publishes_of_one_topic(race) -> None:
         PUBLISH_ROUNDS,
         counts,
         ("claim retries", "orphaned publishes", "shared offsets"),
-    )
-    assert problems == [], "\n".join(problems)
-
-
-def current_location(sql: ThriftSql, table: str) -> str:
-    return next(r[1] for r in sql.rows(f"describe table extended {table}") if r[0] == "Location")
-
-
-def current_kind(sql: ThriftSql, location: str) -> str:
-    """Whether the table's current version was written by a run or a rollback (its
-    version log row, docs/versions.md)."""
-    base, name = location.rstrip("/").rsplit("/", 1)
-    return str(sql.rows(f"select kind from parquet.`{base}/_jammi_versions/{name}`")[0][0])
-
-
-@pytest.mark.skipif(FORMAT != "parquet", reason="the parquet version claim; Delta: MERGE")
-def test_rollback_racing_a_run(race) -> None:
-    """Each round: a run of writer x (version V), then a rollback to V - 1 and a run of
-    writer a started together. Whichever commits last decides the state, and nothing
-    either of them reported as done may be missing: a rollback that committed last
-    leaves the rows before x's run; a run that committed last has its rows, on top of
-    the rollback if that committed, else on top of x's."""
-    project, sql, schema = race
-    model, table = "rollback_race", f"{schema}.rollback_race"
-    seed = project.run(dbt_run(model, "seed", 0, 0, UPSERT_ROWS), "rollback_seed")
-    assert seed.model(model).ok, seed.model(model).message
-    counts: Counter = Counter()
-    problems: list[str] = []
-    for round_no in range(1, ROLLBACK_ROUNDS + 1):
-        before = writer_rows(sql, table)
-        x = project.run(
-            dbt_run(model, "x", round_no, upsert_keys("b", round_no), UPSERT_ROWS), f"rbx{round_no}"
-        )
-        assert x.model(model).ok, x.model(model).message
-        version = int(current_location(sql, table).rsplit("/", 1)[-1][1:11])
-        rollback_args = json.dumps({"model": model, "to_version": version - 1})
-        results = run_together(
-            project,
-            {
-                "rollback": ["run-operation", "rollback_mutable_table", "--args", rollback_args],
-                "run": dbt_run(model, "a", round_no, upsert_keys("a", round_no), UPSERT_ROWS),
-            },
-            f"rollback{round_no}",
-        )
-        rolled_back = results["rollback"].returncode == 0
-        ran = results["run"].model(model).ok
-        counts["rollbacks committed"] += rolled_back
-        counts["runs committed"] += ran
-        for name, ok, message in (
-            ("rollback", rolled_back, results["rollback"].output),
-            ("run", ran, results["run"].model(model).message),
-        ):
-            if not ok and not (
-                "re-run" in (message or "") and is_clear_failure(first_line(message))
-            ):
-                problems.append(f"round {round_no}: {name} failed unclearly: {first_line(message)}")
-        stored = writer_rows(sql, table)
-        last = current_kind(sql, current_location(sql, table))
-        has_x = stored.get(("x", round_no)) == UPSERT_ROWS
-        has_a = stored.get(("a", round_no)) == UPSERT_ROWS
-        if last == "rollback":
-            lost = (
-                not rolled_back
-                or has_x
-                or has_a
-                or {k: v for k, v in stored.items() if k[0] not in ("x", "a") or k[1] != round_no}
-                != before
-            )
-        else:
-            lost = (ran and not has_a) or (rolled_back and has_x) or (not rolled_back and not has_x)
-        if lost:
-            counts["lost updates"] += 1
-            problems.append(
-                f"round {round_no}: last commit {last}, rollback ok={rolled_back}, run ok={ran}, "
-                f"stored {sorted(stored.items())}, before {sorted(before.items())}"
-            )
-    summary(
-        f"rollback racing a run ({FORMAT})",
-        ROLLBACK_ROUNDS,
-        counts,
-        ("rollbacks committed", "runs committed", "lost updates"),
     )
     assert problems == [], "\n".join(problems)
