@@ -262,3 +262,9 @@ def test_delta_history_rows_counts_and_invocation():
     version_reads.require_kept_delta_version(history, 1, "s")
     with pytest.raises(mutable.MutableRunError, match="version 0 is not kept"):
         version_reads.require_kept_delta_version(history, 0, "s")
+
+
+def test_delta_history_times_from_values_and_text():
+    assert version_reads._millis("1970-01-01 00:00:01.5") == 1500
+    assert version_reads._millis("not a time") is None
+    assert version_reads._millis(None) is None

@@ -12,21 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any, Optional
 
 from dbt.adapters.jammi import mutable
 from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
 from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
 
-HISTORY_COLUMNS = (
-    "version",
-    "committed_at",
-    "inserts",
-    "updates",
-    "deletes",
-    "invocation_id",
-    "current",
-)
 # Delta operationMetrics keys per count, first present wins.
 _DELTA_METRICS = {
     "inserts": ("numTargetRowsInserted", "numOutputRows"),
@@ -144,6 +136,13 @@ _DELTA_HISTORY_COLUMNS = (
 def _millis(value: Any) -> Optional[int]:
     if value is None:
         return None
+    if isinstance(value, str):  # over thrift: Spark's rendering, in the session time zone
+        try:
+            value = datetime.fromisoformat(value.strip().replace(" ", "T"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)  # the adapter's session default: UTC
     timestamp = getattr(value, "timestamp", None)
     if callable(timestamp):
         return int(timestamp() * 1000)
