@@ -259,7 +259,7 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
             problems.append(f"{point}: {EVENTS_MODEL} after recovery: {final.get('events')}")
             published = published_batches(final.get("events")) or published
 
-    problems += rollback_kills(project, batch, last_version, duration, counts[ITEMS])
+    problems += rollback_kills(project, batch, last_version, counts[ITEMS])
 
     for model, c in counts.items():
         report(
@@ -278,7 +278,6 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
 
 
 ROLLBACK_KILL_FRACTIONS = (0.5, 0.9)
-ROLLBACK_SHARE_OF_RUN = 0.5
 
 
 def rollback_args(version: int) -> list[str]:
@@ -298,24 +297,23 @@ def offsets_problem(state: dict, lag_allowed: bool) -> str | None:
     return f"changelog offsets {offsets} for table version {version}"
 
 
-def rollback_kills(
-    project: DbtProject, batch: int, version: int | None, duration: float, counts: dict
-) -> list[str]:
+def rollback_kills(project: DbtProject, batch: int, version: int | None, counts: dict) -> list[str]:
     """`rollback_mutable_table` SIGKILLed at measured points: the table holds the rows
     before or after the rollback, never a mix, its changelog every committed version
-    once; the next run converges. The points are fractions of a rollback's duration,
-    estimated from the last recovery run's `duration` and replaced by the measured one
-    whenever a rollback finishes before its kill point (no extra run only to measure).
-    The version before the current one holds batch - 1's rows whatever the kills above
-    left (a killed run committed `batch`, or its recovery did): the first rollback goes
-    there; the next one back to the version the kill left."""
+    once; the next run converges. The points are fractions of a measured rollback's
+    duration (a rollback that finishes before its point is retried earlier, timed from
+    itself). The version before the current one holds batch - 1's rows whatever the
+    kills above left (a killed run committed `batch`, or its recovery did): the measured
+    rollback goes there, the first kill back to `batch`'s rows, the next one back to
+    the version that kill left."""
     if version is None:
         return ["rollback kills: no recovery run left a version to roll back from"]
     problems: list[str] = []
-    old, new, current = expected_items(batch), expected_items(batch - 1), version
-    # a rollback rewrites the table once; a run also plans, publishes a topic and runs
-    # the state hooks: about half a run (then measured by every rollback that finishes)
-    duration *= ROLLBACK_SHARE_OF_RUN
+    # the measured rollback: back to batch - 1's rows (one version more)
+    measured = project.run(rollback_args(version - 1), "rollback-measured")
+    assert measured.returncode == 0, measured.output[-2000:]
+    duration = measured.seconds
+    old, new, current = expected_items(batch - 1), expected_items(batch), version + 1
     finished_early = 0
     for index, fraction in enumerate(ROLLBACK_KILL_FRACTIONS):
         for attempt in range(KILL_ATTEMPTS):
