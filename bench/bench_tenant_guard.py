@@ -55,7 +55,7 @@ def main() -> None:
         config = KINDS[n % len(KINDS)]
         (models / f"reader_{n}.sql").write_text(READER.format(config=config, n=n))
 
-    from dbt.adapters.jammi.tenant_guard import TenantGuard
+    from dbt.adapters.jammi.tenancy.guard import TenantGuard
 
     bound = ["--vars", json.dumps({"jammi_tenant": "acme"})]
     original = TenantGuard.needs_check

@@ -2,7 +2,7 @@
 
 import sys
 
-from dbt.adapters.jammi.session import java_problem
+from dbt.adapters.jammi.engine.session import java_problem
 
 problem = java_problem()
 if problem:

@@ -6,7 +6,7 @@ Delta's Spark jars come from local jars or from Maven Central (spark.jars.packag
   present (offline machines: CI): ../shared/jars/delta for Spark 3.5,
   ../shared/jars/delta-spark4 for Spark 4.0;
 - else Maven coordinates (JAMMI_DELTA_PACKAGES, default: the release for the installed
-  Spark line, dbt/adapters/jammi/delta_release.py).
+  Spark line, dbt/adapters/jammi/engine/delta_release.py).
 When Delta cannot be loaded the lane is skipped with the reason -- or fails, with
 JAMMI_DELTA_REQUIRED=1 (CI sets it: a skipped lane never counts as passing there).
 
@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dbt.adapters.jammi.delta_release import (
+from dbt.adapters.jammi.engine.delta_release import (
     delta_release,
     installed_pyspark_version,
     package_for,

@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 import jinja2
 
-from dbt.adapters.jammi.scd2 import plan_scd2
-from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 MACROS = Path(__file__).resolve().parents[1] / "dbt" / "include" / "jammi" / "macros"
 CHANGE_SET = "materializations/mutable_table/scd2_change_set.sql"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from dbt.adapters.jammi.mutable import describe_location, parse_version
+from dbt.adapters.jammi.mutable_table.decisions import describe_location, parse_version
 from tests.process.harness import DbtProject, DbtResult, ThriftSql
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ recovery run: other jobs share the machine's two cores): a worker dies at a frac
 the time one of the statements that run Spark jobs took, while an executor runs a task
 of it; the server dies at a fraction of the run, or at the commit itself, found in the
 run's own dbt.log (faults.py). A server killed with the claim on the next version held
-leaves that claim to its lease (commit_claim.py: a statement the dead run sent could
+leaves that claim to its lease (mutable_table/commit/claim.py: a statement the dead run sent could
 still be pending on a server): the next run is refused with a message that says until
 when, and the run after the lease converges. Each scenario prints one summary line.
 
@@ -34,7 +34,7 @@ import uuid
 
 import pytest
 
-from dbt.adapters.jammi.commit_claim import CLAIM_LEASE_MS, now_ms
+from dbt.adapters.jammi.mutable_table.commit.claim import CLAIM_LEASE_MS, now_ms
 from tests.process.fault_outcomes import (
     COMMIT,
     MutableTable,
@@ -59,7 +59,7 @@ pytestmark = [
 BASE_ROWS = 50_000  # fault_items' batch b: BASE_ROWS + b * GROWTH keys, all batch = b
 CLAIMED_ROWS = 5_000  # fault_claimed: the same, smaller (only its commit matters)
 GROWTH = 1_000
-EVENTS = 500_000  # rows per topic publish: numbered in parallel (topic_row_index.py)
+EVENTS = 500_000  # rows per topic publish: numbered in parallel (topic/row_index.py)
 ITEMS, CLAIMED, EVENTS_MODEL = "fault_items", "fault_claimed", "fault_events"
 TOPIC = "fault.events"
 

@@ -1,4 +1,4 @@
-"""The live tail against a Spark Thrift Server: `python -m dbt.adapters.jammi.tail`
+"""The live tail against a Spark Thrift Server: `python -m dbt.adapters.jammi.topic.tail`
 follows a topic while separate `dbt run` processes publish to it, and prints exactly the
 events it should -- each once, in offset order, filtered by --where, in its tenant's
 scope (a bound tail never prints another tenant's events).
@@ -80,7 +80,7 @@ def test_tail_prints_what_concurrent_runs_publish(tail_project: DbtProject):
         [
             sys.executable,
             "-m",
-            "dbt.adapters.jammi.tail",
+            "dbt.adapters.jammi.topic.tail",
             "tail.events",
             "--where",
             "kind = 'b'",
@@ -131,7 +131,7 @@ def test_tail_rejects_bad_input_before_reading(tmp_path: Path):
         (["tail.events", "--where", "1 = 1; drop table x"], "--where"),
     ):
         run = subprocess.run(
-            [sys.executable, "-m", "dbt.adapters.jammi.tail", *args],
+            [sys.executable, "-m", "dbt.adapters.jammi.topic.tail", *args],
             cwd=tmp_path,
             capture_output=True,
             text=True,

@@ -9,10 +9,10 @@ from typing import Any
 import jinja2
 import pytest
 
-from dbt.adapters.jammi import changelog
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.rules import changelog
 
 ACCOUNTS = {"id": "bigint", "name": "string", "amount": "double"}
 

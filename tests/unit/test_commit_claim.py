@@ -13,10 +13,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbt.adapters.jammi import commit_claim, mutable_commit_adapter
-from dbt.adapters.jammi.commit_claim import CommitConflict, claim_identifier, commit_version
-from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.ownership import Holder, this_holder
+from dbt.adapters.jammi.mutable_table.commit import adapter as mutable_commit_adapter
+from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
+from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.claim import (
+    CommitConflict,
+    claim_identifier,
+    commit_version,
+)
+from dbt.adapters.jammi.mutable_table.commit.ownership import Holder, this_holder
 
 BASE = "file:/wh/analytics.db/stock"
 V1 = f"{BASE}/v0000000001_aaa"

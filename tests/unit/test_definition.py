@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from dbt.adapters.jammi.definition import (
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.definition import (
     MutableIndexDef,
     MutableTableDefinition,
     MutableTableDefinitionBuilder,
@@ -17,7 +18,6 @@ from dbt.adapters.jammi.definition import (
     default_topic_name,
     new_topic_id,
 )
-from dbt.adapters.jammi.errors import JammiValidationError
 
 SCHEMA = {"item_id": "string", "price_tier": "int", "availability": "boolean", "qty": "bigint"}
 

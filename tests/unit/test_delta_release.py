@@ -2,7 +2,12 @@
 
 import pytest
 
-from dbt.adapters.jammi.delta_release import delta_release, package_for, packages_hint, spark_line
+from dbt.adapters.jammi.engine.delta_release import (
+    delta_release,
+    package_for,
+    packages_hint,
+    spark_line,
+)
 
 
 @pytest.mark.parametrize(

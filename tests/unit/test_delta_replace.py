@@ -1,4 +1,4 @@
-"""The rebuild of an existing Delta table without a replace-as-select (delta_replace.py
+"""The rebuild of an existing Delta table without a replace-as-select (engine/delta_replace.py
 and macros/relations/table.sql), offline: which Spark versions need it, how the mode is
 chosen, and the statements the macro runs and returns."""
 
@@ -10,8 +10,8 @@ import re
 import jinja2
 import pytest
 
-from dbt.adapters.jammi import delta_replace
-from dbt.adapters.jammi.delta_replace import (
+from dbt.adapters.jammi.engine import delta_replace
+from dbt.adapters.jammi.engine.delta_replace import (
     OVERWRITE,
     REPLACE,
     column_list_sql,

@@ -8,10 +8,15 @@ import os
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi import leftovers
-from dbt.adapters.jammi.listing import list_relations_retrying_vanished
-from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.ownership import Holder, abandoned, holder_properties, this_holder
+from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
+from dbt.adapters.jammi.mutable_table.commit import leftovers
+from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.ownership import (
+    Holder,
+    abandoned,
+    holder_properties,
+    this_holder,
+)
 
 DAY_MS = 86_400_000
 NOW = 10 * DAY_MS

@@ -1,11 +1,12 @@
-"""The MERGE applier's commit on Delta (merge_commit.py): a conflict is a re-plan, the
-last refused attempt an error naming the model, anything else raised unchanged."""
+"""The MERGE applier's commit on Delta (mutable_table/commit/delta_merge.py):
+a conflict is a re-plan, the last refused attempt an error naming the model, anything
+else raised unchanged."""
 
 from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.merge_commit import (
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import (
     BatchRejected,
     MergeConflict,
     batch_check_marker,

@@ -2,9 +2,9 @@
 
 import pytest
 
-from dbt.adapters.jammi import mutable
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
 
 def batch(schema, **config):

@@ -14,10 +14,10 @@ from typing import Any
 import jinja2
 import pytest
 
-from dbt.adapters.jammi import mutable
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_adapter import MutableTableAdapterMixin
-from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
 MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
 # Spark's default spark.redaction.regex, and a stricter one a deployment might set.

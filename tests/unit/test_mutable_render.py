@@ -14,11 +14,11 @@ from typing import Any, Optional
 import jinja2
 import pytest
 
-from dbt.adapters.jammi import changelog
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.merge_commit import batch_check_marker
-from dbt.adapters.jammi.ttl import WRITTEN_AT_COLUMN
-from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import batch_check_marker
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.rules import changelog
+from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
 NOW_MS = 1_800_000_000_000
 MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"

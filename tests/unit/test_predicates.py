@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.definition import MutableTableDefinitionBuilder, MutableTableId
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.predicates import validate_predicate
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.predicates import validate_predicate
+from dbt.adapters.jammi.mutable_table.definition import (
+    MutableTableDefinitionBuilder,
+    MutableTableId,
+)
 
 SCHEMA = {"id": "bigint", "op": "string", "deleted": "boolean", "tags": "string"}
 

@@ -8,9 +8,9 @@ import os
 import jinja2
 import pytest
 
-from dbt.adapters.jammi.definition import TopicDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.validation import validate_registry_schema
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.validation import validate_registry_schema
+from dbt.adapters.jammi.mutable_table.definition import TopicDefinition
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__), "..", "..", "dbt", "include", "jammi", "macros", "relations"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_rules_adapter import expire_definition
-from dbt.adapters.jammi.ttl import ttl_cutoff_ms
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.rules.adapter import expire_definition
+from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
 from tests.unit.test_mutable_render import NOW_MS, render
 
 COUNTERS = {
@@ -215,7 +215,7 @@ def test_written_at_is_the_plan_clock_on_inserts_and_updates():
 
 
 def test_reconcile_keeps_or_refuses_the_written_at_column():
-    from dbt.adapters.jammi.mutable import reconcile_schema
+    from dbt.adapters.jammi.mutable_table.decisions import reconcile_schema
 
     batch = build(ttl_ms=60_000).to_dict()
     stored = [[c, t] for c, t in COUNTERS.items()]

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.scd2 import epoch_millis, plan_scd2
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.scd2 import epoch_millis, plan_scd2
 from tests.scd2_render import render_scd2_change_set
 
 SCHEMA = {

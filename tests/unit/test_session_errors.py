@@ -1,4 +1,4 @@
-"""PySpark 4.0's lost Delta error messages come back (session_errors.py)."""
+"""PySpark 4.0's lost Delta error messages come back (engine/spark_errors.py)."""
 
 from types import SimpleNamespace
 
@@ -6,7 +6,7 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JJavaError
 
-from dbt.adapters.jammi.session_errors import lost_spark_message, reraise_with_spark_message
+from dbt.adapters.jammi.engine.spark_errors import lost_spark_message, reraise_with_spark_message
 
 DELTA_MESSAGE = "[DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve thisisnotacolumn"
 

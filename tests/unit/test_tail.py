@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.tail import _macro_args, follow, main
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.topic.tail import _macro_args, follow, main
 
 
 class FakeReader:

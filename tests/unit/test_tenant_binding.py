@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.credentials import JammiCredentials
-from dbt.adapters.jammi.errors import JammiValidationError
 from dbt.adapters.jammi.impl import JammiAdapter
 
 

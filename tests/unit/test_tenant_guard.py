@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.plan_text import PlanTextError, parse_plan
-from dbt.adapters.jammi.tenant_guard import (
+from dbt.adapters.jammi.tenancy.guard import (
     TenantGuard,
     TenantReadError,
     first_keyword,
     reads_rows,
 )
-from dbt.adapters.jammi.tenant_plan import (
+from dbt.adapters.jammi.tenancy.plan import (
     ALIAS,
     FILTER,
     OTHER,
@@ -25,6 +24,7 @@ from dbt.adapters.jammi.tenant_plan import (
     table_key,
     unscoped_reads,
 )
+from dbt.adapters.jammi.tenancy.plan_text import PlanTextError, parse_plan
 
 
 def explain(analyzed: str) -> str:

@@ -8,8 +8,8 @@ import re
 
 import jinja2
 
-from dbt.adapters.jammi.topic_registration import view_fingerprint
-from dbt.adapters.jammi.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.topic.registration import view_fingerprint
 
 MACROS = os.path.join(
     os.path.dirname(__file__),

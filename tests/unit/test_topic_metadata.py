@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from dbt_common import invocation
 
-from dbt.adapters.jammi.topic_metadata import (
+from dbt.adapters.jammi.topic.metadata import (
     TopicMetadataCache,
     fingerprint_from_information,
     location_from_information,
     read_consumed_offset,
     read_registry_row,
 )
-from dbt.adapters.jammi.topic_row_index import is_small_batch, root_statistics
+from dbt.adapters.jammi.topic.row_index import is_small_batch, root_statistics
 
 NOT_FOUND = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`topics` cannot be found."
 

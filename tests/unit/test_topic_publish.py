@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi import topic
-from dbt.adapters.jammi.topic import (
+from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic.publish import (
     ConsumedRange,
     ConsumerBounds,
     TopicPublishError,

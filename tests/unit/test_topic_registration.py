@@ -8,7 +8,7 @@ import json
 import jinja2
 import pytest
 
-from dbt.adapters.jammi.topic_registration import (
+from dbt.adapters.jammi.topic.registration import (
     TopicRegistrationError,
     apply_view,
     claim_registration,

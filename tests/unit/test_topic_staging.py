@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi import topic
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.topic import claim_offset
-from dbt.adapters.jammi.topic_staging import (
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic.publish import claim_offset
+from dbt.adapters.jammi.topic.staging import (
     CLAIM_MAX_AGE_S,
     STAGE_MAX_AGE_S,
     check_claimable,

@@ -4,19 +4,19 @@ import decimal
 
 import pytest
 
-from dbt.adapters.jammi import session as session_module
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.types import map_spark_type
+from dbt.adapters.jammi.common.validation import (
+    sql_string_literal,
+    validate_tenant_value,
+)
 from dbt.adapters.jammi.credentials import SESSION_SQL_DEFAULTS, JammiCredentials
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.session import (
+from dbt.adapters.jammi.engine import session as session_module
+from dbt.adapters.jammi.engine.bindings import JammiSessionConnectionWrapper
+from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,
     apply_session_defaults,
     start_embedded_session,
-)
-from dbt.adapters.jammi.session_bindings import JammiSessionConnectionWrapper
-from dbt.adapters.jammi.types import map_spark_type
-from dbt.adapters.jammi.validation import (
-    sql_string_literal,
-    validate_tenant_value,
 )
 
 

@@ -12,12 +12,13 @@ import pytest
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.relation import SparkRelation
 
-from dbt.adapters.jammi.definition import MutableTableDefinition
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.mutable import encode_definition
-from dbt.adapters.jammi.predicates import validate_predicate
-from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
-from dbt.adapters.jammi.unit_test_fixtures import (
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.predicates import validate_predicate
+from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.mutable_table.decisions import encode_definition
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
+from dbt.adapters.jammi.unit_testing.fixtures import (
     EVENTS,
     RELATION,
     ROWS,
@@ -30,7 +31,6 @@ from dbt.adapters.jammi.unit_test_fixtures import (
     is_unit_test,
     topic_rows_columns,
 )
-from dbt.adapters.jammi.validation import sql_string_literal
 
 UNIT_TEST = {
     "resource_type": "unit_test",

@@ -1,10 +1,14 @@
-"""Kept versions (versions.py) and reads of the past (version_reads.py), without Spark."""
+"""Kept versions (mutable_table/versions/kept.py) and reads of the past
+(mutable_table/versions/reads.py), without Spark."""
 
 import pytest
 
-from dbt.adapters.jammi import mutable, ownership, version_reads, versions
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.tenant_plan import scoped_relation_sql
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.versions import kept as versions
+from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
+from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 
 BASE = "file:/w/s.db/orders"
 NOW = 10_000_000_000

@@ -8,16 +8,16 @@ from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import CONNECTION_LOST_EXCEPTIONS, SparkConnectionManager
 
+from dbt.adapters.jammi.common.validation import validate_tenant_value
 from dbt.adapters.jammi.credentials import JammiCredentials
-from dbt.adapters.jammi.hive_compat import make_empty_results_safe
-from dbt.adapters.jammi.session import (
+from dbt.adapters.jammi.engine.hive_compat import make_empty_results_safe
+from dbt.adapters.jammi.engine.session import (
     apply_session_defaults,
     ensure_java,
     start_embedded_session,
 )
-from dbt.adapters.jammi.tenant_guard import TenantGuard
-from dbt.adapters.jammi.tenant_guard_connection import check_statement
-from dbt.adapters.jammi.validation import validate_tenant_value
+from dbt.adapters.jammi.tenancy.connection_hook import check_statement
+from dbt.adapters.jammi.tenancy.guard import TenantGuard
 
 logger = AdapterLogger("Jammi")
 
@@ -55,7 +55,7 @@ class JammiConnectionManager(SparkConnectionManager):
             start_embedded_session(credentials.server_side_parameters)
         connection = super().open(connection)
         if isinstance(credentials, JammiCredentials) and credentials.is_session:
-            from dbt.adapters.jammi.session_bindings import with_exact_bindings
+            from dbt.adapters.jammi.engine.bindings import with_exact_bindings
 
             connection.handle = with_exact_bindings(connection.handle)
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).

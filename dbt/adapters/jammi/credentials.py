@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
 
-from dbt.adapters.jammi.validation import validate_tenant_value
+from dbt.adapters.jammi.common.validation import validate_tenant_value
 
 # Embedded-session defaults, each only where neither the profile nor Spark's launcher
 # (spark-submit --conf, spark-defaults.conf) sets it. See docs/architecture.md.

@@ -18,38 +18,38 @@ from dbt.adapters.spark.impl import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi.changelog import ChangelogAdapterMixin
-from dbt.adapters.jammi.connections import JammiConnectionManager
-from dbt.adapters.jammi.definition import MutableTableDefinition, TopicDefinition
-from dbt.adapters.jammi.delta_release import packages_hint
-from dbt.adapters.jammi.delta_replace import DeltaReplaceAdapterMixin
-from dbt.adapters.jammi.errors import JammiValidationError
-from dbt.adapters.jammi.listing import list_relations_retrying_vanished
-from dbt.adapters.jammi.merge_commit import MERGE_FORMATS
-from dbt.adapters.jammi.mutable import describe_properties
-from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.mutable_rules_adapter import MutableRulesAdapterMixin
-from dbt.adapters.jammi.predicates import validate_predicate
-from dbt.adapters.jammi.scd2 import Scd2AdapterMixin
-from dbt.adapters.jammi.session import (
-    SessionCapabilities,
-    cached_capabilities,
-    remember_capabilities,
-)
-from dbt.adapters.jammi.tenant_guard_adapter import TenantGuardAdapterMixin
-from dbt.adapters.jammi.topic import TopicAdapterMixin
-from dbt.adapters.jammi.topic_metadata import TopicMetadataAdapterMixin
-from dbt.adapters.jammi.topic_registration import TopicRegistrationAdapterMixin
-from dbt.adapters.jammi.topic_staging import TopicStagingAdapterMixin
-from dbt.adapters.jammi.unit_test_fixtures import UnitTestAdapterMixin
-from dbt.adapters.jammi.validation import (
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.predicates import validate_predicate
+from dbt.adapters.jammi.common.validation import (
     quote_identifier,
     sql_string_literal,
     validate_registry_schema,
     validate_tenant_value,
 )
-from dbt.adapters.jammi.versions import validate_versions_kept
-from dbt.adapters.jammi.versions_adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.connections import JammiConnectionManager
+from dbt.adapters.jammi.engine.delta_release import packages_hint
+from dbt.adapters.jammi.engine.delta_replace import DeltaReplaceAdapterMixin
+from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
+from dbt.adapters.jammi.engine.session import (
+    SessionCapabilities,
+    cached_capabilities,
+    remember_capabilities,
+)
+from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import MERGE_FORMATS
+from dbt.adapters.jammi.mutable_table.decisions import describe_properties
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, TopicDefinition
+from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
+from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.kept import validate_versions_kept
+from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
+from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
+from dbt.adapters.jammi.topic.publish import TopicAdapterMixin
+from dbt.adapters.jammi.topic.registration import TopicRegistrationAdapterMixin
+from dbt.adapters.jammi.topic.staging import TopicStagingAdapterMixin
+from dbt.adapters.jammi.unit_testing.fixtures import UnitTestAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
@@ -119,7 +119,7 @@ class JammiAdapter(
 
         dbt-spark answers "no relations" when a table is dropped while the schema is
         being listed; a run would then take an existing table for a missing one. Here
-        that listing is repeated instead (``listing.py``)."""
+        that listing is repeated instead (``engine/listing.py``)."""
         relations = list_relations_retrying_vanished(
             lambda: self._build_spark_relation_list(
                 row_list=self.execute_macro(
@@ -136,7 +136,7 @@ class JammiAdapter(
     def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         """dbt-spark's columns, except while dbt types a unit test's fixture for a topic
         the tested model reads with topic_events() or topic_backing_table(): then the
-        columns that fixture stands for (``unit_test_fixtures.py``)."""
+        columns that fixture stands for (``unit_testing/fixtures.py``)."""
         fixture = self.unit_test_fixture_columns(relation)
         if fixture is not None:
             return fixture
@@ -230,7 +230,7 @@ class JammiAdapter(
     @available
     def validate_predicate(self, predicate: Any, option: str, subject: str) -> str:
         """One boolean expression, parsed (sqlglot's Spark dialect): no subquery, no
-        statement separator, no comment, balanced -- safe to splice (predicates.py)."""
+        statement separator, no comment, balanced -- safe to splice (common/predicates.py)."""
         return validate_predicate(predicate, subject, option)
 
     # --- session capabilities ----------------------------------------------------

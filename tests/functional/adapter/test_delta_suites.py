@@ -1,5 +1,5 @@
 """dbt-tests-adapter base suites with `file_format: delta` (the suites dbt-spark runs on
-Delta only), and the rebuild of existing Delta tables (delta_replace.py): a `table`
+Delta only), and the rebuild of existing Delta tables (engine/delta_replace.py): a `table`
 model re-run and an incremental --full-refresh, with the same columns, new columns and
 new partitioning. Run by the Delta lane (`make delta-lane`)."""
 
@@ -18,7 +18,7 @@ from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrem
 from dbt.tests.adapter.incremental.test_incremental_unique_id import BaseIncrementalUniqueKey
 from dbt.tests.util import run_dbt, write_file
 
-from dbt.adapters.jammi.delta_replace import replace_as_select_unsupported
+from dbt.adapters.jammi.engine.delta_replace import replace_as_select_unsupported
 from tests.conftest import test_file_format
 from tests.functional.mutable_table.util import rows
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dbt.adapters.jammi.errors import JammiValidationError
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from tests.conftest import test_file_format
 
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.dbt_spark_suite
 # cases differ; the same under type: spark) and BaseCurrentTimestamps (asserts
 # Postgres SQL and types). BaseRight, BaseReplace and BaseSplitPart load NULL seed cells,
 # which dbt-spark's session wrapper used to load as the string 'None'
-# (dbt/adapters/jammi/session_bindings.py).
+# (dbt/adapters/jammi/engine/bindings.py).
 
 
 class TestAnyValueJammi(BaseAnyValue):

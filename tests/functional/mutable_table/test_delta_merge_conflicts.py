@@ -2,8 +2,8 @@
 session (its own ``SparkSession.newSession()``, in a thread released together with the
 MERGE by a barrier) merges other keys into the same table. Delta refuses one of the two
 commits; when it is the run's, the run re-plans against the new snapshot and merges again
-(merge_commit.py). Nothing is lost: the run's batch and the other writer's rows are all
-in the table, and the run reports the conflicts it retried."""
+(mutable_table/commit/delta_merge.py). Nothing is lost: the run's batch and the other
+writer's rows are all in the table, and the run reports the conflicts it retried."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from dbt.adapters.jammi import merge_commit
-from dbt.adapters.jammi.mutable_commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
+from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
 from tests.conftest import test_file_format
 from tests.functional.mutable_table.util import rows, run
 from tests.functional.topic.fixtures import spark

@@ -20,7 +20,7 @@ from dbt.adapters.spark import impl as spark_impl
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.impl import JammiAdapter
-from dbt.adapters.jammi.ownership import holder_properties, this_holder
+from dbt.adapters.jammi.mutable_table.commit.ownership import holder_properties, this_holder
 from tests.functional.mutable_table.util import leftovers, registry_rows, rows, run, table_rows
 
 # parquet's rewrite applier and version claims; Delta's are in their own tests

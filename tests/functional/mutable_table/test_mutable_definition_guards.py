@@ -4,7 +4,7 @@ changes, an empty tenant var and rejected models change nothing and leave nothin
 
 import pytest
 
-from dbt.adapters.jammi.validation import sql_string_literal
+from dbt.adapters.jammi.common.validation import sql_string_literal
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     registry_rows,

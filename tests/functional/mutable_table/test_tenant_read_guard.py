@@ -10,7 +10,7 @@ import json
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.jammi.tenant_plan import UNNAMED_SCAN
+from dbt.adapters.jammi.tenancy.plan import UNNAMED_SCAN
 from tests.functional.mutable_table.util import MutableProjectBase, rows, run, table_exists
 
 PRICES = """

@@ -8,7 +8,7 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi import mutable
+from dbt.adapters.jammi.mutable_table import decisions as mutable
 from tests.conftest import test_file_format
 
 FILE_FORMATS = [

@@ -46,7 +46,7 @@ class TestThriftConnection:
 
     def test_statements_without_rows_fetch_empty(self, project):
         # Spark 3.4+ returns no columns for DDL/DML; PyHive alone raises on fetching them
-        # (dbt/adapters/jammi/hive_compat.py). run_query() fetches every statement.
+        # (dbt/adapters/jammi/engine/hive_compat.py). run_query() fetches every statement.
         table = f"{project.test_schema}.ddl_fetch"
         assert project.run_sql(f"create table {table} (id int) using parquet", fetch="all") == []
         assert project.run_sql(f"insert into {table} values (1)", fetch="all") == []

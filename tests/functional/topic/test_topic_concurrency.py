@@ -18,7 +18,7 @@ import threading
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi import topic as topic_module
+from dbt.adapters.jammi.topic import publish as topic_module
 from tests.conftest import test_file_format
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows, spark
 

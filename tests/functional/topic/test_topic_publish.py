@@ -8,7 +8,7 @@ import re
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi import topic_row_index
+from dbt.adapters.jammi.topic import row_index as topic_row_index
 from tests.conftest import test_file_format
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, columns_of, registration, rows
 

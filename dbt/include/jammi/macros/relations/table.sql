@@ -8,7 +8,7 @@
      - the table does not exist yet: `create table ... as select` (atomic on its own; a
        concurrent creator makes it fail rather than be overwritten);
      - an existing delta table on a Spark that cannot replace-as-select into Delta:
-       get_delta_rebuild_sql (delta_replace.py says how and what it guarantees);
+       get_delta_rebuild_sql (engine/delta_replace.py says how and what it guarantees);
      - everything else: dbt-spark's macro. --#}
 {% macro jammi__create_table_as(temporary, relation, compiled_code, language='sql') -%}
   {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}

@@ -1,4 +1,4 @@
-{#-- The live tail's reads (python -m dbt.adapters.jammi.tail, docs/tail.md): a topic
+{#-- The live tail's reads (python -m dbt.adapters.jammi.topic.tail, docs/tail.md): a topic
      named by its registered name in `schema`'s `topics` registry, read in the run's
      tenant scope, up to the topic's high-water mark (offsets at or below it are
      complete). Rendered inside `dbt show --inline`. --#}

@@ -1,5 +1,5 @@
 {#-- changelog: true -- every committed version of the table is one publish of the topic
-     `<model's topic-style name>.changes` (changelog.py says why it is exactly once;
+     `<model's topic-style name>.changes` (mutable_table/rules/changelog.py says why it is exactly once;
      docs/changelog.md). The phases call:
        check_changelog_definition   before the batch view (read-only: what refuses a run)
        apply_changelog_preparation  before the plan (registration, first version)

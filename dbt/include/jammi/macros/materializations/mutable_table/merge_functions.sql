@@ -1,6 +1,6 @@
 {#-- merge_functions (docs/mutable_table.md#merge-functions): how a key's new value
      combines with its stored one, per column. Python validates the config
-     (merge_functions.py); the planner (change_set.sql) calls these two macros. --#}
+     (mutable_table/rules/merge_functions.py); the planner (change_set.sql) calls these two macros. --#}
 
 
 {#-- The new row's value of one column. `s`: the batch's value (already combined over the

@@ -4,7 +4,7 @@
      `_staging/` folder (hidden from readers: partitions are read from the metastore and
      `_` folders are never listed); it becomes partition `_offset=N` when claimed.
      delta: a managed parquet table, dropped after the commit. Either way, what failed
-     publishes left there more than a day ago is removed first (see topic_staging.py
+     publishes left there more than a day ago is removed first (see topic/staging.py
      for why that is provably abandoned). --#}
 {% macro topic_staging_target(backing, topic) -%}
   {%- set publish_id = adapter.topic_publish_id() -%}
@@ -24,7 +24,7 @@
 
 
 {#-- A topic table's location, fixed at its creation: kept for the invocation, read from
-     dbt's listing when it has one (topic_metadata.py). --#}
+     dbt's listing when it has one (topic/metadata.py). --#}
 {% macro fetch_topic_table_location(relation) -%}
   {{ return(adapter.topic_table_location(relation)) }}
 {%- endmacro %}
@@ -46,7 +46,7 @@
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
      output, _produced_at one UTC-microseconds timestamp for the whole publish.
 
-     `row_index` (topic_row_index.py says which, and why):
+     `row_index` (topic/row_index.py says which, and why):
      - 'one_task' (a small batch): the batch is coalesced into one task (no shuffle: its
        partitions are read in order) and numbered there by `row_number() over (order by
        monotonically_increasing_id())`. One stage after the model's own.

@@ -27,7 +27,7 @@
 
 {#-- The registry row of the topic a relation (the model's view) stands for, or none:
      asked directly (a missing registry reads as no row) and kept for the invocation
-     once found (topic_metadata.py). --#}
+     once found (topic/metadata.py). --#}
 {% macro fetch_topic_registration(relation) -%}
   {{ return(adapter.topic_registry_row(topic_registry_relation(relation), 'relation_name', relation.identifier)) }}
 {%- endmacro %}

@@ -1,0 +1,140 @@
+"""Replacing an existing Delta table from a query, on stacks where Spark's
+replace-as-select cannot write into Delta.
+
+dbt-spark rebuilds an existing delta table (a `table` model re-run, an incremental
+``--full-refresh``) with ``create or replace table ... using delta as select``. From
+Spark 3.5.6 on (SPARK-51936) a replace-as-select overwrites the staged table, which Delta
+Lake before 3.3.2 does not declare (delta-io/delta#4671: "Table ... does not support
+truncate in batch mode"): every such rebuild fails. Spark 4 with Delta 4 is not affected.
+
+On an affected stack the adapter rebuilds in one of two ways (``replace_mode``):
+
+- ``overwrite`` -- the query's columns (names, types, order) and the partition columns
+  equal the table's: ``insert overwrite table``. One Delta commit: readers see the old
+  rows or the new rows, a crash leaves the old version.
+- ``replace`` -- anything else changed: ``replace table <t> (<columns>) using delta ...``
+  (no query, so no staged write) and then ``insert into``. Two Delta commits: between them
+  the table is empty; after a crash there the rows are still in the previous version
+  (``restore table <t> to version as of <n>``) and the next run rebuilds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import quote_identifier
+from dbt.adapters.jammi.mutable_table.adapter import _rows
+from dbt.adapters.jammi.mutable_table.decisions import query_columns
+
+OVERWRITE = "overwrite"
+REPLACE = "replace"
+
+_VERSION = re.compile(r"^\s*(\d+)\.(\d+)\.(\d+)")
+
+
+def replace_as_select_unsupported(spark_version: Optional[str]) -> bool:
+    """True for Spark 3.5.6 and later 3.x, where a Delta replace-as-select fails unless
+    Delta is 3.3.2 or newer (which SQL cannot tell): the adapter then avoids it."""
+    match = _VERSION.match(spark_version or "")
+    if not match:
+        return False
+    major, minor, patch = (int(part) for part in match.groups())
+    return major == 3 and (minor, patch) >= (5, 6)
+
+
+def partition_columns(value: Any) -> list[str]:
+    """``DESCRIBE DETAIL``'s ``partitionColumns``: a list on the embedded session, a JSON
+    array string over Thrift."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        parsed = json.loads(text) if text.startswith("[") else [text]
+        return [str(name) for name in parsed]
+    return [str(name) for name in value]
+
+
+def wanted_partition_columns(partition_by: Any) -> list[str]:
+    """The model's ``partition_by`` config as a list of column names."""
+    if partition_by is None:
+        return []
+    if isinstance(partition_by, str):
+        return [partition_by]
+    return [str(name) for name in partition_by]
+
+
+def _normalized(columns: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
+    return [(str(name).lower(), re.sub(r"\s+", "", str(dtype)).lower()) for name, dtype in columns]
+
+
+def replace_mode(
+    query_columns: Sequence[Sequence[str]],
+    table_columns: Sequence[Sequence[str]],
+    wanted_partitions: Sequence[str],
+    table_partitions: Sequence[str],
+) -> str:
+    """``overwrite`` when the rebuild keeps the table's columns and partitioning (one
+    atomic commit), else ``replace`` (see the module docstring)."""
+    same_columns = _normalized(query_columns) == _normalized(table_columns)
+    same_partitions = [p.lower() for p in wanted_partitions] == [
+        p.lower() for p in table_partitions
+    ]
+    return OVERWRITE if same_columns and same_partitions else REPLACE
+
+
+def column_list_sql(columns: Sequence[Sequence[str]]) -> str:
+    """``(`a` bigint, `b` string)`` for ``replace table``, from ``DESCRIBE QUERY`` pairs."""
+    return "(" + ", ".join(f"{quote_identifier(name)} {dtype}" for name, dtype in columns) + ")"
+
+
+def table_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
+    """(name, type) of ``DESCRIBE TABLE`` rows: the columns before the first blank or
+    ``#`` row (the partition section after it repeats partition columns)."""
+    columns = []
+    for row in rows:
+        if len(row) < 2 or not row[0] or str(row[0]).strip().startswith("#"):
+            break
+        columns.append([str(row[0]), str(row[1])])
+    return columns
+
+
+SPARK_VERSION_ATTR = "_jammi_spark_version"
+
+
+class DeltaReplaceAdapterMixin(StatementsMixin):
+    """``adapter.delta_replace_*``: how `jammi__create_table_as` rebuilds a delta table."""
+
+    @available
+    def delta_replace_as_select_unsupported(self) -> bool:
+        """Whether this Spark cannot run a Delta replace-as-select (probed once per
+        connection with ``select version()``)."""
+        handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
+        version = getattr(handle, SPARK_VERSION_ATTR, None)
+        if version is None:
+            rows = self._run_sql("select version()")
+            version = str(rows[0][0]) if rows else ""
+            setattr(handle, SPARK_VERSION_ATTR, version)
+        return replace_as_select_unsupported(version)
+
+    @available
+    def delta_replace_mode(
+        self, query_rows: Any, table_rows: Any, partition_by: Any, detail_partitions: Any
+    ) -> str:
+        return replace_mode(
+            query_columns(_rows(query_rows)),
+            table_columns(_rows(table_rows)),
+            wanted_partition_columns(partition_by),
+            partition_columns(detail_partitions),
+        )
+
+    @available
+    def delta_replace_column_list(self, query_rows: Any) -> str:
+        return column_list_sql(query_columns(_rows(query_rows)))

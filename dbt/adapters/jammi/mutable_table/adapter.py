@@ -1,0 +1,304 @@
+"""The mutable_table methods the Jinja materialization calls (``adapter.mutable_*``).
+
+Kept out of impl.py: JammiAdapter mixes this in (through ``MutableCommitAdapterMixin``,
+mutable_table/commit/adapter.py, which adds the commit paths). Every method delegates to
+``mutable_table/decisions.py`` (decisions) or ``engine/storage.py`` (version directories).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
+from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
+from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+
+# A shared relation's create racing another run's create of it: tries in all.
+CREATE_RACE_ATTEMPTS = 4
+
+logger = AdapterLogger("Jammi")
+
+# A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
+COMMIT_ATTEMPTS = 3
+RETRY_PAUSE_S = 0.5
+
+
+def _rows(table: Any) -> list[list[Any]]:
+    return [list(row) for row in getattr(table, "rows", table) or []]
+
+
+class MutableTableAdapterMixin(StatementsMixin):
+    """``adapter.mutable_*`` methods; mixed into JammiAdapter."""
+
+    config: Any
+
+    # --- definition after a schema change -------------------------------------
+
+    @available
+    def mutable_reconcile_schema(
+        self,
+        model_name: str,
+        batch_definition: Mapping[str, Any],
+        stored_columns: Sequence[Any],
+        stored_definition: Optional[Mapping[str, Any]] = None,
+        stored_file_format: Optional[str] = None,
+        requested_file_format: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """How the batch applies to the existing table; raises, before anything is
+        written, if the definition changes what the stored rows were written under
+        (primary key, history, file format) or the schema changes in a way the options
+        do not allow."""
+        pairs = []
+        for column in stored_columns:
+            if isinstance(column, (list, tuple)):
+                pairs.append([str(column[0]), str(column[1])])
+            else:
+                pairs.append([column.name, column.data_type])
+        check_definition_change(
+            model_name,
+            stored_definition,
+            batch_definition,
+            [name for name, _ in pairs],
+            stored_file_format,
+            requested_file_format,
+        )
+        result = mutable.reconcile_schema(model_name, batch_definition, pairs)
+        return {
+            "definition": result.definition,
+            "new_columns": result.new_columns,
+            "missing_columns": result.missing_columns,
+        }
+
+    @available
+    def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:
+        """(name, type) pairs from ``DESCRIBE QUERY`` rows (col_name, data_type, comment)."""
+        return mutable.query_columns(_rows(describe_rows))
+
+    @available
+    def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
+        """The definition as recorded on the table and in the registry (without the
+        per-run ``batch_columns``)."""
+        recorded = {k: v for k, v in definition.items() if k not in mutable.RUN_ONLY_KEYS}
+        return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
+
+    @available
+    def mutable_definition_property(self, definition: Mapping[str, Any]) -> str:
+        """The ``jammi.definition`` table property: the recorded JSON, hex-encoded so
+        that Spark's property redaction cannot hide it."""
+        return mutable.encode_definition(self.mutable_definition_json(definition))
+
+    @available
+    def mutable_stored_definition(self, properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+        return mutable.stored_definition(properties)
+
+    @available
+    def mutable_parse_definition(self, text: Any) -> Optional[dict[str, Any]]:
+        """A definition recorded in the registry (plain JSON)."""
+        return mutable.parse_definition(text)
+
+    # --- run options -------------------------------------------------------------
+
+    @available
+    def mutable_full_refresh_allowed(self, flag: Any, config_value: Any) -> bool:
+        return mutable.full_refresh_allowed(flag, config_value)
+
+    @available
+    def mutable_definition_config(self, model: Mapping[str, Any]) -> dict[str, Any]:
+        """model.config without the dbt defaults a mutable table does not share."""
+        return mutable.definition_config(
+            model.get("config") or {}, model.get("unrendered_config") or {}
+        )
+
+    @available
+    def mutable_requested_file_format(self, model: Mapping[str, Any]) -> str:
+        config = model.get("config") or {}
+        return mutable.requested_file_format(
+            model.get("unrendered_config") or {}, config.get("file_format")
+        )
+
+    @available
+    def mutable_failure_phase(self, value: Any) -> Optional[str]:
+        """The phase a test asked to fail at (var 'jammi_fail_at'), validated."""
+        if value in (None, ""):
+            return None
+        if value not in mutable.FAILURE_PHASES:
+            raise mutable.MutableRunError(
+                f"var jammi_fail_at={value!r} is not one of {', '.join(mutable.FAILURE_PHASES)}"
+            )
+        return str(value)
+
+    # --- locations and versions --------------------------------------------------
+
+    @available
+    def mutable_run_id(self) -> str:
+        return mutable.new_run_id()
+
+    @available
+    def mutable_location(self, describe_rows: Any) -> Optional[str]:
+        return mutable.describe_location(_rows(describe_rows))
+
+    @available
+    def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
+        return mutable.describe_properties(_rows(describe_rows))
+
+    @available
+    def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:
+        return mutable.version_dir(f"{schema_location.rstrip('/')}/{identifier}", 1, run_id)
+
+    @available
+    def mutable_next_location(self, current_location: str, run_id: str) -> str:
+        return mutable.next_location(current_location, run_id)
+
+    @available
+    def mutable_version(self, location: Optional[str]) -> Optional[int]:
+        return mutable.parse_version(location) if location else None
+
+    @available
+    def mutable_base_location(self, location: str) -> str:
+        return location.rstrip("/").rsplit("/", 1)[0]
+
+    # --- file system (embedded session only) ------------------------------------
+
+    def _has_local_filesystem(self) -> bool:
+        return bool(getattr(self.config.credentials, "is_session", False))
+
+    @available
+    def mutable_remove_stale_versions(
+        self, current_location: str, keep_newer: bool = True
+    ) -> list[str]:
+        """Remove version directories no commit points at; returns what was removed."""
+        base = current_location.rstrip("/").rsplit("/", 1)[0]
+        if not self._has_local_filesystem():
+            logger.info(
+                f"mutable_table: skipping cleanup of {base} (no file system access over "
+                "this connection method; remove old version directories with your "
+                "storage tooling)"
+            )
+            return []
+        stale = mutable.stale_version_dirs(
+            storage.list_children(base), current_location, keep_newer
+        )
+        for path in stale:
+            storage.remove(path)
+            logger.debug(f"mutable_table: removed stale version directory {path}")
+        return stale
+
+    @available
+    def mutable_remove_path(self, path: str) -> bool:
+        if not self._has_local_filesystem():
+            return False
+        return storage.remove(path)
+
+    @available
+    def mutable_remove_empty_dir(self, path: str) -> bool:
+        """Remove a directory that holds nothing (what a failed CTAS leaves)."""
+        return self._has_local_filesystem() and storage.remove_if_empty(path)
+
+    @available
+    def mutable_list_versions(self, base: str) -> list[str]:
+        if not self._has_local_filesystem():
+            return []
+        return sorted(storage.list_children(base))
+
+    # --- errors --------------------------------------------------------------------
+
+    @available
+    def mutable_batch_error(self, model_name: str, kind: str, table: Any, detail: str = "") -> None:
+        columns = list(getattr(table, "column_names", []) or [])
+        mutable.batch_error(model_name, kind, _rows(table), columns, detail)
+
+    # --- all-or-nothing registration ----------------------------------------------
+
+    @available
+    def mutable_execute_all_or_nothing(
+        self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
+    ) -> None:
+        """Run each step's ``sql`` in order. If one fails, undo only what this run did:
+        in reverse order, each *completed* step's ``undo_sql`` (so a ``CREATE TABLE``
+        that failed because the table exists never leads to dropping that table), and
+        each *started* step's ``undo_paths`` (directories named after this run, which a
+        failed write may have filled partly); then every ``cleanup`` statement (this
+        run's own relations), then re-raise. A step with ``creates`` names the relation
+        it creates: if another run created it first, the error says so."""
+        execute = self.execute  # type: ignore[attr-defined]  # SQLAdapter.execute
+        started: list[Mapping[str, Any]] = []
+        try:
+            for step in steps:
+                started.append(step)
+                if step.get("tolerate_exists"):
+                    self._create_if_not_exists(step["sql"])
+                else:
+                    execute(step["sql"], fetch=True)
+        except BaseException as exc:
+            failed = started[-1] if started else {}
+            for step in reversed(started):
+                undo_sql = step.get("undo_sql") if step is not failed else None
+                for undo in [undo_sql] if undo_sql else []:
+                    self._best_effort(lambda sql=undo: execute(sql))
+                for path in step.get("undo_paths") or ():
+                    self._best_effort(lambda p=path: self._remove_if_ours(p))
+            self._run_cleanup(cleanup)
+            created = failed.get("creates")
+            if created:
+                reason = merge_commit.lost_create_message(
+                    str(created), str(exc), lambda: self._table_listed(str(created))
+                )
+                if reason:
+                    raise mutable.MutableRunError(reason) from exc
+            raise
+
+    def _table_listed(self, relation: str) -> bool:
+        schema, _, identifier = relation.rpartition(".")
+        found = self._run_sql(f"show tables in {schema} like {sql_string_literal(identifier)}")
+        return any(str(row[1]).lower() == identifier.lower() for row in found if len(row) > 1)
+
+    def _create_if_not_exists(self, sql: str) -> None:
+        """A ``create ... if not exists`` of a relation runs share (the registry), racing
+        another run's create of it: Spark may still report that it exists, and Delta
+        refuses the second of two concurrent creates (a conflict on the new log's first
+        commit, or the other run's files already at the location) -- then the other
+        run's create is finishing, and the statement is repeated until it is a no-op."""
+        for attempt in range(CREATE_RACE_ATTEMPTS):
+            try:
+                self.execute(sql, fetch=True)  # type: ignore[attr-defined]
+                return
+            except Exception as exc:
+                message = str(exc)
+                if commit_claim.already_exists(message):
+                    return
+                racing = merge_commit.is_delta_conflict(message)
+                if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
+                    raise
+                if attempt == CREATE_RACE_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+
+    def _run_cleanup(self, cleanup: Sequence[str]) -> None:
+        for sql in cleanup:
+            self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _best_effort(action: Any) -> None:
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - keep undoing
+            logger.warning(f"mutable_table: undo step failed: {exc}")
+
+    def _remove_if_ours(self, path: str) -> None:
+        """Remove a version directory; a base directory only when empty (``path`` ending
+        in ``/`` means: the directory, if nothing is left in it)."""
+        if path.endswith("/"):
+            if self._has_local_filesystem():
+                storage.remove_if_empty(path.rstrip("/"))
+        else:
+            self.mutable_remove_path(path)

@@ -1,0 +1,211 @@
+"""The mutable_table commit paths the Jinja materialization calls (``adapter.mutable_*``):
+the rewrite formats' compare-and-swap commit (``commit_claim``), the Delta MERGE's commit
+and its conflicts (``merge_commit``), statements that check the batch on their way in,
+and the sweep of what crashed runs left beside a table (``leftovers``).
+
+Mixed into JammiAdapter on top of ``MutableTableAdapterMixin`` (definition, locations,
+file system, all-or-nothing registration), whose helpers it uses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.adapter import (
+    COMMIT_ATTEMPTS,
+    RETRY_PAUSE_S,
+    MutableTableAdapterMixin,
+)
+from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
+from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
+from dbt.adapters.jammi.mutable_table.commit import leftovers, ownership
+
+logger = AdapterLogger("Jammi")
+
+
+class MutableCommitAdapterMixin(MutableTableAdapterMixin):
+    """``adapter.mutable_*`` commit methods; mixed into JammiAdapter."""
+
+    cache: Any  # dbt's relation cache (BaseAdapter)
+
+    # --- commit protocol and leftovers (rewrite formats) ------------------------
+
+    def _holder(self) -> ownership.Holder:
+        method = getattr(self.config.credentials, "method", "")
+        return ownership.this_holder(str(getattr(method, "value", method)))
+
+    @available
+    def mutable_holder_properties(self) -> dict[str, str]:
+        """Properties that stamp a run's staging table with its owner (``ownership``)."""
+        return ownership.holder_properties(self._holder(), commit_claim.now_ms())
+
+    @available
+    def mutable_commit_attempts(self) -> int:
+        return COMMIT_ATTEMPTS
+
+    @available
+    def mutable_commit_merge(
+        self, merge_sql: str, model_name: str, last_attempt: bool
+    ) -> dict[str, Any]:
+        """The MERGE applier's commit (``merge_commit``): ``committed`` False when Delta
+        refused it for a concurrent commit and the run re-plans, or when a batch check
+        stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
+        the check's samples and fails); ``counts`` what the committed MERGE changed."""
+        self.mutable_tag_delta_commits()  # type: ignore[attr-defined]  # VersionsAdapterMixin
+        try:
+            rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+        except merge_commit.BatchRejected as rejected:
+            return {"committed": False, "counts": None, "rejected": rejected.kind}
+        if rows is None:
+            return {"committed": False, "counts": None}
+        return {"committed": True, "counts": merge_commit.merge_counts(rows)}
+
+    @available
+    def mutable_merges_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether an existing table's run MERGEs the batch itself, its checks and the
+        planner's rules in the MERGE (merge_batch.sql; Delta returns the counts)."""
+        return file_format == "delta" and merge_commit.merges_batch(definition)
+
+    @available
+    def mutable_counts_from_merge(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether an existing table's run takes its counts from the MERGE's own result
+        (Delta returns them) instead of counting the change set first: the change set is
+        then evaluated once, inside the MERGE. Unique indexes still need the change set
+        checked before the MERGE, so they keep the count."""
+        has_unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
+        return file_format == "delta" and not has_unique_index
+
+    @available
+    def mutable_plans_checked_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
+        """Whether a rewrite-format run can check the batch inside the statement that
+        stages its change set (``merge_commit.plans_checked_batch``)."""
+        return file_format not in merge_commit.MERGE_FORMATS and merge_commit.plans_checked_batch(
+            definition
+        )
+
+    @available
+    def mutable_run_checked(self, sql: str) -> Optional[str]:
+        """Run a statement that checks the batch on its way in (checks.sql,
+        mutable_checked_batch_sql): None when it ran, else the kind of the batch check
+        that stopped it (nothing was written). Any other error is raised."""
+        try:
+            self._run_sql(sql)
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            kind = merge_commit.failed_batch_check(str(exc))
+            if kind is None:
+                raise
+            return kind
+        return None
+
+    @available
+    def mutable_batch_check_marker(self, kind: str) -> str:
+        return merge_commit.batch_check_marker(kind)
+
+    @available
+    def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:
+        return merge_commit.change_counts(int(insert), int(update), int(delete))
+
+    @available
+    def mutable_commit_version(
+        self,
+        target_relation: Any,
+        planned_location: str,
+        new_location: str,
+        model_name: str,
+        cleanup: Sequence[str] = (),
+        last_attempt: bool = True,
+        staged_paths: Sequence[str] = (),
+    ) -> bool:
+        """The compare-and-swap commit of a written version (``commit_claim``). True when
+        it committed. When it lost to a concurrent run, this run's version directory (and
+        ``staged_paths``, what it staged for the version: its changelog events) is
+        removed and, unless this was the last attempt, False is returned after a short
+        pause (the caller re-plans against the winner's version); on the last attempt, on
+        a claim a re-plan would meet again (``ClaimLeaseHeld``), or on any other failure,
+        ``cleanup`` (this run's own relations) runs too and the error is raised."""
+        try:
+            commit_claim.commit_version(
+                self._run_sql,
+                model_name=model_name,
+                schema=str(target_relation.schema),
+                identifier=str(target_relation.identifier),
+                planned_location=planned_location,
+                new_location=new_location,
+                holder=self._holder(),
+            )
+            return True
+        except commit_claim.CommitConflict as exc:
+            self._remove_uncommitted(target_relation, [new_location, *staged_paths])
+            if not last_attempt and exc.replan_helps:
+                logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
+                time.sleep(RETRY_PAUSE_S)
+                return False
+            self._run_cleanup(cleanup)
+            raise
+        except BaseException:
+            self._remove_uncommitted(target_relation, [new_location, *staged_paths])
+            self._run_cleanup(cleanup)
+            raise
+
+    def _remove_uncommitted(self, target_relation: Any, paths: Sequence[str]) -> None:
+        """This run's own uncommitted version (and what it staged for it), on every
+        connection method (over thrift through the server's metastore, versions_adapter)."""
+        remove = self.mutable_remove_paths  # type: ignore[attr-defined]  # VersionsAdapterMixin
+        self._best_effort(lambda: remove(target_relation, list(paths), mutable.new_run_id()))
+
+    def _may_hold_leftovers(self, relation: Any) -> bool:
+        """False when dbt's relation cache listed the table's schema at the start of this
+        invocation and found no run relation of the table there: what earlier runs left
+        behind would have been listed, so the run skips its own listing (one statement).
+        What runs still going now leave is swept by a later invocation."""
+        database, schema = relation.database, relation.schema
+        if (database, schema) not in self.cache:
+            return True
+        identifier = str(relation.identifier)
+        return any(
+            leftovers.is_leftover(identifier, str(cached.identifier))
+            for cached in self.cache.get_relations(database, schema)
+        )
+
+    @available
+    def mutable_drop_abandoned_leftovers(
+        self, target_relation: Any, current_location: Optional[str], run_id: str
+    ) -> list[str]:
+        """Drop staging tables whose runs are provably gone and claims the table has
+        passed (``leftovers``); returns what was dropped."""
+        schema, identifier = str(target_relation.schema), str(target_relation.identifier)
+        if not self._may_hold_leftovers(target_relation):
+            return []
+        pattern = sql_string_literal(leftovers.leftover_pattern(identifier))
+        names = [
+            str(row[1])
+            for row in self._run_sql(f"show tables in {schema} like {pattern}")
+            if len(row) > 2 and not row[2]
+        ]
+        version = mutable.parse_version(current_location) if current_location else None
+        dropped = []
+        for name in leftovers.stale_claims(identifier, names, version):
+            self._run_sql(f"drop view if exists {schema}.{name}")
+            dropped.append(name)
+        now = commit_claim.now_ms()
+        for name in leftovers.foreign_staging(identifier, names, run_id):
+            try:
+                rows = self._run_sql(f"show tblproperties {schema}.{name}")
+            except Exception as exc:  # noqa: BLE001 - dropped by its owner meanwhile
+                if commit_claim.not_found(str(exc)):
+                    continue
+                raise
+            properties = {str(r[0]): str(r[1]) for r in rows if len(r) >= 2}
+            if ownership.abandoned(properties, now, leftovers.STAGING_MAX_AGE_MS):
+                self._run_sql(f"drop table if exists {schema}.{name}")
+                dropped.append(name)
+        for name in dropped:
+            logger.debug(f"mutable_table: dropped abandoned {schema}.{name}")
+        return dropped

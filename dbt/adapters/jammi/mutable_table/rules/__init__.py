@@ -1,0 +1,2 @@
+"""Row rules of a mutable table: one module per rule (its option validation and its
+planner contribution), listed in registry.py. Part of mutable_table/ (layer 4)."""

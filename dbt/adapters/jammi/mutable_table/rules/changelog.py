@@ -1,0 +1,246 @@
+"""Config ``changelog``: a mutable table publishes its committed changes to a topic.
+
+Every committed version of the table becomes one publish of the topic
+``<model's topic-style name>.changes`` (registered in ``topics`` like any topic, with the
+table as its relation, so ``topic_events(ref('the_table'))`` reads it). Its offset is
+derived from the table version, which is what makes the publish happen exactly once:
+
+- **parquet / orc**: the run writes the events of its change set (with the stored rows
+  they replace) to a staged directory named after its version directory *before* the
+  table commit, and attaches it as partition ``_offset = version`` after it. The
+  metastore admits one partition per offset, so whoever attaches it first (the run, or
+  the next run repairing a crash between commit and publish) publishes it, once.
+- **delta**: the table keeps Delta's change data feed; every run publishes
+  ``table_changes`` of the committed versions above the topic's high-water mark, as
+  offset ``delta version + 1``, in one append that reads the topic (the topic is
+  ``Serializable``: of two concurrent publishes of one version, one commits).
+
+Before planning, every run (and every re-plan) publishes what is committed and not yet
+published, so the topic never misses a version nor gets one out of order. Versions
+committed before ``changelog`` was turned on are not published: the table property
+``SINCE_PROPERTY`` records the first version that is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import require_bool
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import is_delta_conflict
+from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+from dbt.adapters.jammi.topic.publish import claim_partition_sql
+from dbt.adapters.jammi.topic.registration import is_already_exists
+
+CHANGE_KIND_COLUMN = "change_kind"
+TABLE_VERSION_COLUMN = "table_version"
+PREVIOUS_PREFIX = "previous_"
+CHANGES_SUFFIX = ".changes"
+SINCE_PROPERTY = "jammi.changelog_since"
+STAGED_PREFIX = "changes_"
+MAX_PUBLISH_ATTEMPTS = 10
+
+logger = AdapterLogger("jammi")
+
+RunSql = Callable[[str], Sequence[Sequence[Any]]]
+
+
+class ChangelogPublishError(JammiValidationError):
+    """Committed changes could not be published to the changelog topic."""
+
+
+def validate_changelog(
+    value: Any, subject: str, column_names: Sequence[str], value_columns: Sequence[str]
+) -> bool:
+    """Config ``changelog``: a bool; the event columns must not collide with the model's."""
+    if value is None:
+        return False
+    enabled = require_bool(value, "changelog", subject)
+    if not enabled:
+        return False
+    generated = {CHANGE_KIND_COLUMN, TABLE_VERSION_COLUMN}
+    generated.update(PREVIOUS_PREFIX + c for c in value_columns)
+    taken = sorted(generated.intersection(column_names))
+    if taken:
+        raise JammiValidationError(
+            subject,
+            f"column '{taken[0]}' is also a column of the changelog events "
+            f"({CHANGE_KIND_COLUMN}, {TABLE_VERSION_COLUMN}, {PREVIOUS_PREFIX}<column>)",
+            f"rename '{taken[0]}' in the model's select list, or turn changelog off",
+        )
+    return True
+
+
+def validate_changelog_rebuild(changelog: bool, full_refresh: Any, subject: str) -> None:
+    """A rebuild starts the table over: its history could not be published as changes."""
+    if changelog and full_refresh is True:
+        raise JammiValidationError(
+            subject,
+            "changelog: true cannot be combined with full_refresh: true (a rebuild from the "
+            "model's output has no change history to publish)",
+            "remove full_refresh from the model's config, or turn changelog off",
+        )
+
+
+def topic_name(model_name: str) -> str:
+    """``orders_state`` -> ``orders.state.changes``: the topic-style name a topic model of
+    that name would get by default, plus ``.changes``."""
+    from dbt.adapters.jammi.mutable_table.definition import (
+        default_topic_name,  # definition imports us
+    )
+
+    return default_topic_name(model_name) + CHANGES_SUFFIX
+
+
+def event_sources(definition: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The event columns after kind and version, and how each is filled from a key's
+    change rows paired into ``after`` / ``before`` structs: ``source`` is ``key``,
+    ``after`` (the new value) or ``before`` (``previous_<column>``). ``_written_at``
+    stays internal."""
+    key = set(definition["storage_key"])
+    stored = [c for c in definition["storage_columns"] if c[0] != WRITTEN_AT_COLUMN]
+    sources = [
+        {"name": c[0], "type": c[1], "source": "key" if c[0] in key else "after", "column": c[0]}
+        for c in stored
+    ]
+    sources.extend(
+        {"name": PREVIOUS_PREFIX + c[0], "type": c[1], "source": "before", "column": c[0]}
+        for c in stored
+        if c[0] not in key
+    )
+    return sources
+
+
+def event_columns(definition: Mapping[str, Any]) -> list[list[str]]:
+    """The changelog topic's columns: kind, version, the storage columns (new values),
+    then the previous values of the non-key columns."""
+    columns = [[CHANGE_KIND_COLUMN, "string"], [TABLE_VERSION_COLUMN, "bigint"]]
+    columns.extend([s["name"], s["type"]] for s in event_sources(definition))
+    return columns
+
+
+def value_columns(definition: Mapping[str, Any]) -> list[str]:
+    """The non-key storage columns an event carries (new and previous values)."""
+    return [s["column"] for s in event_sources(definition) if s["source"] == "after"]
+
+
+def previous_in_plan(definition: Mapping[str, Any]) -> bool:
+    """Whether the change set carries every changed row's stored values
+    (``_jammi_prev_<n>``, one per storage column), so that staging the changelog does not
+    read the table again to find them: the rewrite formats' plans of history none
+    without TTL (whose expired rows join the set without them)."""
+    topic = definition.get("changelog_topic") or {}
+    return (
+        bool(topic)
+        and topic.get("file_format") != "delta"
+        and definition.get("history", "none") == "none"
+        and not definition.get("ttl_ms")
+    )
+
+
+def first_version_of_new_table(file_format: str) -> int:
+    """The version a table created with ``changelog: true`` starts at (its first publish):
+    Delta counts versions from 0, the rewrite formats from 1."""
+    return 0 if file_format == "delta" else 1
+
+
+def staged_dir(topic_location: str, version_location: str) -> str:
+    """Where a rewrite run stages the events of the version it is about to commit."""
+    version_dir = version_location.rstrip("/").rsplit("/", 1)[-1]
+    return f"{topic_location.rstrip('/')}/_staging/{STAGED_PREFIX}{version_dir}"
+
+
+def attach_version(run_sql: RunSql, backing: str, version: int, staged: str) -> bool:
+    """Attach a staged version as partition ``_offset = version``; False if it already
+    was (by the run that committed it, or by another run repairing it)."""
+    try:
+        run_sql(claim_partition_sql(backing, version, staged))
+    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+        if not is_already_exists(str(exc)):
+            raise
+        return False
+    return True
+
+
+def publish_delta(
+    run_sql: RunSql, publish_sql: str, subject: str, attempts: int = MAX_PUBLISH_ATTEMPTS
+) -> None:
+    """Run the Delta publish (it appends only versions above the topic's high-water
+    mark, reading it in the same transaction) until it is not refused by a concurrent
+    publish; a retry then finds those versions published and appends the rest."""
+    last_error = ""
+    for attempt in range(attempts):
+        try:
+            run_sql(publish_sql)
+            return
+        except Exception as exc:  # noqa: BLE001
+            if not is_delta_conflict(str(exc)):
+                raise
+            last_error = str(exc).splitlines()[0]
+            logger.info(f"{subject}: changelog publish met a concurrent one; retrying")
+        time.sleep(min(0.05 * (attempt + 1), 0.5))
+    raise ChangelogPublishError(
+        subject,
+        f"the changelog publish kept conflicting with concurrent publishes ({last_error})",
+        "re-run the model: the table is committed, and the next run publishes its "
+        "changes before doing anything else",
+    )
+
+
+def first_version(properties: Mapping[str, Any]) -> Optional[int]:
+    """The first table version the changelog publishes (table property), if recorded."""
+    value = properties.get(SINCE_PROPERTY)
+    if value is None or str(value) == "":
+        return None
+    return int(value)
+
+
+class ChangelogAdapterMixin(StatementsMixin):
+    """The ``adapter.changelog_*`` methods the mutable_table macros call."""
+
+    @available
+    def changelog_topic_name(self, model_name: str) -> str:
+        return topic_name(model_name)
+
+    @available
+    def changelog_event_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
+        return event_columns(definition)
+
+    @available
+    def changelog_event_sources(self, definition: Mapping[str, Any]) -> list[dict[str, str]]:
+        return event_sources(definition)
+
+    @available
+    def changelog_value_columns(self, definition: Mapping[str, Any]) -> list[str]:
+        return value_columns(definition)
+
+    @available
+    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
+        return previous_in_plan(definition)
+
+    @available
+    def changelog_first_version_of_new_table(self, file_format: str) -> int:
+        return first_version_of_new_table(file_format)
+
+    @available
+    def changelog_staged_dir(self, topic_location: str, version_location: str) -> str:
+        return staged_dir(topic_location, version_location)
+
+    @available
+    def changelog_first_version(self, properties: Mapping[str, Any]) -> Optional[int]:
+        return first_version(properties)
+
+    @available
+    def changelog_attach_version(self, backing: Any, version: Any, staged: str) -> bool:
+        return attach_version(self._run_sql, str(backing), int(version), staged)
+
+    @available
+    def changelog_publish_delta(self, publish_sql: str, table_id: str) -> str:
+        publish_delta(self._run_sql, publish_sql, f"mutable_table '{table_id}'")
+        return ""

@@ -1,0 +1,104 @@
+"""Config ``merge_functions``: how a change combines with a key's stored value, per column.
+
+Validated here, rendered by the change-set planner (``change_set.sql``). The re-run rule:
+``sum`` is the one function a repeated batch would change (it would add the increments
+twice), so a table with a ``sum`` column needs ``version_column``; rows at or below the
+key's stored version are then ignored and re-running a batch is a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.types import INTEGER_TYPES
+
+MERGE_FUNCTIONS = ("sum", "min", "max", "last_non_null", "first")
+NUMERIC_TYPES = frozenset(INTEGER_TYPES | {"float", "double"})
+
+
+def validate_merge_functions(
+    value: Any,
+    subject: str,
+    types: Mapping[str, str],
+    primary_key: Sequence[str],
+    version_column: Optional[str],
+    tenant_from: Optional[str],
+    history: str,
+) -> tuple[tuple[str, str], ...]:
+    """The ``(column, function)`` pairs of a ``merge_functions`` config, in column order."""
+    if value is None or value == {}:
+        return ()
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise JammiValidationError(
+            subject,
+            f"'merge_functions' must map column names to functions, got {value!r}",
+            "write merge_functions: {clicks: sum, first_seen: min, last_seen: max}",
+        )
+    if history != "none":
+        raise JammiValidationError(
+            subject,
+            "merge_functions is set with history: scd2; every scd2 interval holds the "
+            "values of one change, so there is no stored value to combine with",
+            "remove merge_functions, or keep history: none",
+        )
+    for column, function in value.items():
+        if column not in types:
+            raise JammiValidationError(
+                subject,
+                f"merge_functions column '{column}' is not in the model's output "
+                f"(columns: {', '.join(types)})",
+                f"add '{column}' to the model's select list or fix merge_functions",
+            )
+        if function not in MERGE_FUNCTIONS:
+            raise JammiValidationError(
+                subject,
+                f"merge_functions gives column '{column}' the function {function!r}",
+                f"use one of: {', '.join(MERGE_FUNCTIONS)}",
+            )
+        role = _engine_role(column, primary_key, version_column, tenant_from)
+        if role:
+            raise JammiValidationError(
+                subject,
+                f"merge_functions names '{column}', which is the {role}; its value "
+                "identifies or orders a change and is never combined",
+                f"remove '{column}' from merge_functions",
+            )
+        if function == "sum" and types[column] not in NUMERIC_TYPES:
+            raise JammiValidationError(
+                subject,
+                f"merge_functions sums column '{column}' of type {types[column]}",
+                f"sum a numeric column, or cast it: cast({column} as bigint) as {column}",
+            )
+        if function in ("min", "max") and types[column] == "binary":
+            raise JammiValidationError(
+                subject,
+                f"merge_functions takes the {function} of binary column '{column}'",
+                "use first or last_non_null for binary columns",
+            )
+    if version_column is None and "sum" in value.values():
+        summed = next(c for c, f in value.items() if f == "sum")
+        raise JammiValidationError(
+            subject,
+            f"merge_functions sums '{summed}' but no version_column is set: re-running a "
+            "batch would add its values a second time",
+            "set version_column (e.g. the event time in epoch milliseconds, or a topic "
+            "event's offset); rows at or below a key's stored version are then ignored",
+        )
+    return tuple((c, value[c]) for c in types if c in value)
+
+
+def _engine_role(
+    column: str,
+    primary_key: Sequence[str],
+    version_column: Optional[str],
+    tenant_from: Optional[str],
+) -> Optional[str]:
+    if column in primary_key:
+        return "primary key"
+    if column == version_column:
+        return "version_column"
+    if column == tenant_from:
+        return "tenant_from column"
+    return None

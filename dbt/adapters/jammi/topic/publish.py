@@ -1,0 +1,385 @@
+"""Topic publishing, consuming and retention decisions (SPEC section 5).
+
+The Jinja materialization orchestrates; everything here is a decision or a retry loop
+that needs to catch an engine error, which Jinja cannot do:
+
+- ``claim_offset``: the publish commit. On parquet the batch is first staged into a
+  fresh directory, then claimed with ``ALTER TABLE ... ADD PARTITION (_offset=N)
+  LOCATION <staging dir>``. The metastore refuses a partition that already exists, so
+  the claim is the lock: exactly one publisher gets N, the loser re-reads the offsets
+  and claims N+1 with the same staged files (the offset lives only in the partition
+  spec, not in the files). On delta the staged rows are appended by one ``INSERT``
+  whose offset is computed inside the same Delta transaction from the table it reads;
+  Delta's optimistic concurrency rejects the second of two concurrent commits
+  (``ConcurrentAppendException``, the table is set to ``Serializable``), and the loser
+  retries.
+- ``retention_plan``: which offsets may be dropped.
+- ``ConsumerBounds``: the offset range a consumer model read at compile time, kept in
+  the adapter process until the consumer's post-hook records it as consumed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.commit.delta_merge import is_delta_conflict
+from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
+from dbt.adapters.jammi.topic.staging import (
+    check_claimable,
+    publish_id,
+    stale_stage_tables,
+)
+
+ENGINE_COLUMNS = ("_offset", "_row_idx", "_produced_at")
+EVENT_COLUMNS = {
+    "_offset": "event_offset",
+    "_row_idx": "event_row_idx",
+    "_produced_at": "event_produced_at",
+    "tenant_id": "event_tenant_id",
+}
+MAX_CLAIM_ATTEMPTS = 20
+CLAIM_LOST = "offset claim lost to a concurrent publish; retrying"
+
+logger = AdapterLogger("jammi")
+
+_PARTITION = re.compile(r"_offset=(\d+)")
+_PARQUET_CONFLICT = ("PARTITIONS_ALREADY_EXIST", "AlreadyExistsException", "already exist")
+
+RunSql = Callable[[str], Sequence[Sequence[Any]]]
+
+
+class TopicPublishError(JammiValidationError):
+    """The publish could not claim an offset."""
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+# --- offsets -------------------------------------------------------------------
+
+
+def offsets_from_partitions(rows: Iterable[Sequence[Any]]) -> list[int]:
+    """Offsets from ``SHOW PARTITIONS`` rows (``_offset=7``), ascending."""
+    offsets = []
+    for row in rows:
+        match = _PARTITION.search(str(row[0]))
+        if match:
+            offsets.append(int(match.group(1)))
+    return sorted(offsets)
+
+
+def next_offset(offsets: Iterable[Optional[int]]) -> int:
+    present = [int(o) for o in offsets if o is not None]
+    return (max(present) if present else 0) + 1
+
+
+def is_conflict(message: str, file_format: str) -> bool:
+    if file_format == "delta":
+        return is_delta_conflict(message)
+    return any(marker in message for marker in _PARQUET_CONFLICT)
+
+
+# --- SQL the publish commit runs -----------------------------------------------
+
+
+def show_partitions_sql(backing: str) -> str:
+    return f"show partitions {backing}"
+
+
+def claim_partition_sql(backing: str, offset: int, staging_location: str) -> str:
+    return (
+        f"alter table {backing} add partition (_offset={int(offset)}) "
+        f"location {sql_string_literal(staging_location)}"
+    )
+
+
+def delta_publish_sql(backing: str, stage_table: str, columns: Sequence[str]) -> str:
+    """One append whose offset is read from the table inside the same transaction.
+
+    The read of ``backing`` makes it a non-blind append, so Delta's conflict check
+    fails the later of two concurrent publishes instead of letting both commit N."""
+    select = ", ".join(f"staged.{quote_identifier(c)}" for c in columns)
+    return (
+        f"insert into {backing} "
+        f"select next_offset._offset, {select} "
+        f"from (select coalesce(max(_offset), 0) + 1 as _offset from {backing}) next_offset "
+        f"cross join {stage_table} staged"
+    )
+
+
+def delta_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]:
+    if not offsets:
+        return None
+    return f"delete from {backing} where _offset <= {int(max(offsets))}"
+
+
+def parquet_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]:
+    if not offsets:
+        return None
+    specs = ", ".join(f"partition (_offset={int(o)})" for o in sorted(offsets))
+    return f"alter table {backing} drop if exists {specs}"
+
+
+def retention_sql(backing: str, offsets: Sequence[int], file_format: str) -> Optional[str]:
+    if file_format == "delta":
+        return delta_retention_sql(backing, offsets)
+    return parquet_retention_sql(backing, offsets)
+
+
+def claim_offset(
+    run_sql: RunSql,
+    backing: str,
+    staging_location: str,
+    file_format: str,
+    columns: Sequence[str] = (),
+    max_attempts: int = MAX_CLAIM_ATTEMPTS,
+) -> int:
+    """Commit one staged publish; return the offset it got.
+
+    ``staging_location`` is the staged directory (parquet) or stage table (delta);
+    ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
+    staged more than 12 h ago is refused (``topic_staging.check_claimable``): cleanup
+    may remove it, so it must never be committed."""
+    last_error = ""
+    for attempt in range(max_attempts):
+        check_claimable(staging_location, int(time.time()), f"topic table {backing}")
+        if file_format == "delta":
+            try:
+                run_sql(delta_publish_sql(backing, staging_location, columns))
+            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+                if not is_conflict(str(exc), file_format):
+                    raise
+                last_error = str(exc)
+                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
+            else:
+                rows = run_sql(f"select max(_offset) from {backing}")
+                return int(rows[0][0])
+        else:
+            offset = next_offset(offsets_from_partitions(run_sql(show_partitions_sql(backing))))
+            try:
+                run_sql(claim_partition_sql(backing, offset, staging_location))
+                return offset
+            except Exception as exc:  # noqa: BLE001
+                if not is_conflict(str(exc), file_format):
+                    raise
+                last_error = str(exc)
+                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
+        time.sleep(min(0.05 * (attempt + 1), 0.5))
+    raise TopicPublishError(
+        f"topic table {backing}",
+        f"could not claim an offset after {max_attempts} attempts; concurrent publishers "
+        f"kept winning (last error: {last_error.splitlines()[0] if last_error else '?'})",
+        "retry the run; nothing was published",
+    )
+
+
+# --- retention -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetentionPlan:
+    drop: tuple[int, ...]
+    held_by_consumers: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drop": list(self.drop), "held_by_consumers": list(self.held_by_consumers)}
+
+
+def retention_plan(
+    offsets: Iterable[Sequence[Any]],
+    retention_offsets: Optional[int],
+    retention_ms: Optional[int],
+    consumer_offsets: Iterable[Optional[int]],
+    now_us: int,
+    incoming: int = 0,
+) -> RetentionPlan:
+    """Offsets that retention may drop.
+
+    ``offsets`` are ``(offset, produced_at_us)`` pairs of what is stored; ``incoming``
+    counts publishes about to be committed (they count towards ``retention_offsets``).
+    An offset is expired when it is not among the newest ``retention_offsets`` or older
+    than ``retention_ms``. It is dropped only if every registered consumer has consumed
+    it (consumer offsets are the last consumed offset of each consumer), and the newest
+    stored offset is never dropped: it is the topic's high-water mark.
+    """
+    stored = sorted((int(o), int(p) if p is not None else now_us) for o, p in offsets)
+    if not stored or (retention_offsets is None and retention_ms is None):
+        return RetentionPlan((), ())
+    expired: set[int] = set()
+    if retention_offsets is not None:
+        keep_from = max(0, len(stored) + incoming - int(retention_offsets))
+        expired.update(o for o, _ in stored[:keep_from])
+    if retention_ms is not None:
+        cutoff = now_us - int(retention_ms) * 1000
+        expired.update(o for o, produced in stored if produced < cutoff)
+    expired.discard(stored[-1][0])
+    consumed = [int(c) for c in consumer_offsets if c is not None]
+    floor = min(consumed) if consumed else None
+    drop = sorted(o for o in expired if floor is None or o <= floor)
+    held = sorted(o for o in expired if floor is not None and o > floor)
+    return RetentionPlan(tuple(drop), tuple(held))
+
+
+# --- consumers -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConsumedRange:
+    """What a consumer model read from one topic: offsets in (after, upto]."""
+
+    topic_schema: str
+    topic_id: str
+    after: int
+    upto: int
+    tenant: Optional[str] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic_schema": self.topic_schema,
+            "topic_id": self.topic_id,
+            "after": self.after,
+            "upto": self.upto,
+            "tenant": self.tenant,
+        }
+
+
+class ConsumerBounds:
+    """Ranges read by consumer models, kept from compile time until their post-hook.
+
+    The upper bound is fixed once, when the model's SQL is compiled: events published
+    while the model runs are above it, so they are read next time, not skipped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ranges: dict[str, dict[str, ConsumedRange]] = {}
+
+    def remember(self, consumer: str, consumed: ConsumedRange) -> None:
+        with self._lock:
+            self._ranges.setdefault(consumer, {})[consumed.topic_id] = consumed
+
+    def take(self, consumer: str) -> list[ConsumedRange]:
+        with self._lock:
+            return list(self._ranges.pop(consumer, {}).values())
+
+
+def events_select_sql(
+    backing: str,
+    columns: Sequence[str],
+    after: int,
+    upto: Optional[int],
+    tenant: Optional[str],
+    where: Optional[str],
+    include_to: bool = True,
+) -> str:
+    """The consumer's view of a topic: engine columns renamed, range bound, over the
+    tenant-scoped backing table (the scope is applied first, so ``where`` -- already
+    parsed as one expression -- only ever filters rows the run may see)."""
+    select = [f"{quote_identifier(src)} as {dst}" for src, dst in EVENT_COLUMNS.items()]
+    select[3:3] = [quote_identifier(c) for c in columns]
+    filters = [f"_offset > {int(after)}"]
+    if upto is not None:
+        filters.append(f"_offset <= {int(upto)}" if include_to else f"_offset < {int(upto)}")
+    if where:
+        filters.append(f"({where})")
+    source = scoped_relation_sql(backing, tenant)
+    return f"select {', '.join(select)} from {source} where {' and '.join(filters)}"
+
+
+# --- adapter methods (mixed into JammiAdapter) ---------------------------------
+
+
+class TopicAdapterMixin(StatementsMixin):
+    """The ``adapter.topic_*`` methods the topic macros call."""
+
+    _consumer_bounds = ConsumerBounds()
+
+    @available
+    def topic_claim_offset(
+        self, backing: str, staging_location: str, file_format: str, columns: Sequence[str]
+    ) -> int:
+        """Commit a staged publish (the lock is the partition claim / the Delta commit)."""
+        return claim_offset(self._run_sql, str(backing), staging_location, file_format, columns)
+
+    @available
+    def topic_publish_id(self) -> str:
+        return publish_id()
+
+    @available
+    def topic_stale_stage_tables(self, names: Iterable[str], prefix: str) -> list[str]:
+        return stale_stage_tables(names, prefix, int(time.time()))
+
+    @available
+    def topic_now_micros(self) -> int:
+        return now_micros()
+
+    @available
+    def topic_offsets_from_partitions(self, rows: Iterable[Sequence[Any]]) -> list[int]:
+        return offsets_from_partitions(rows)
+
+    @available
+    def topic_retention_plan(
+        self,
+        offset_rows: Iterable[Sequence[Any]],
+        retention_offsets: Optional[int],
+        retention_ms: Optional[int],
+        consumer_rows: Iterable[Sequence[Any]],
+        incoming: int = 1,
+    ) -> dict[str, Any]:
+        plan = retention_plan(
+            offset_rows,
+            retention_offsets,
+            retention_ms,
+            [row[0] for row in consumer_rows],
+            now_micros(),
+            incoming,
+        )
+        return plan.to_dict()
+
+    @available
+    def topic_retention_sql(
+        self, backing: str, offsets: Sequence[int], file_format: str
+    ) -> Optional[str]:
+        return retention_sql(str(backing), offsets, file_format)
+
+    @available
+    def topic_events_sql(
+        self,
+        backing: str,
+        columns: Sequence[str],
+        after: int,
+        upto: Optional[int],
+        tenant: Optional[str],
+        where: Optional[str],
+    ) -> str:
+        return events_select_sql(str(backing), columns, after, upto, tenant, where)
+
+    @available
+    def topic_remember_consumed(
+        self,
+        consumer: str,
+        topic_schema: str,
+        topic_id: str,
+        after: int,
+        upto: int,
+        tenant: Optional[str] = None,
+    ) -> str:
+        self._consumer_bounds.remember(
+            consumer, ConsumedRange(topic_schema, topic_id, int(after), int(upto), tenant)
+        )
+        return ""
+
+    @available
+    def topic_take_consumed(self, consumer: str) -> list[dict[str, Any]]:
+        return [r.to_dict() for r in self._consumer_bounds.take(consumer)]

@@ -1,0 +1,200 @@
+"""Registering a topic and its view so that concurrent runs agree (SPEC sections 5, 7).
+
+Jinja cannot catch an engine error, so the steps whose outcome is "the metastore
+refused because someone else got there first" live here:
+
+- ``claim_registration``: the registration commit. The ``topics`` registry is
+  partitioned by topic ``name``; a run registers a topic by staging its registry row
+  in a fresh directory and attaching it with ``ALTER TABLE topics ADD PARTITION
+  (name=...) LOCATION <dir>``. The metastore keeps partitions under a unique key, so of
+  two runs registering one name exactly one succeeds; the registry row appears with the
+  claim, atomically. The loser reads the winner's row and publishes into its backing
+  table. Assumes: the metastore refuses a duplicate partition (Hive metastore: unique
+  key on the partition name per table), as the parquet offset claim does.
+- ``apply_view``: the view named after the model is created only when it is missing
+  or its fingerprint (a table property) differs from what this run would create, so
+  concurrent publishes do not all re-create it. One statement tells both (``show
+  tblproperties`` of the fingerprint; "not found" when the view is missing), and
+  ``topic_metadata`` skips even that when dbt's listing already shows the fingerprint.
+  A concurrent creation of the same view is not an error; a concurrent creation of a
+  *different* view is reported clearly.
+- ``create_if_absent``: ``CREATE TABLE IF NOT EXISTS`` raced by another run can fail
+  with "already exists" (Spark checks, then creates); that outcome is the goal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from dbt.adapters.base import available
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import sql_string_literal
+
+RunSql = Callable[[str], Sequence[Sequence[Any]]]
+
+VIEW_FINGERPRINT = "jammi.view_fingerprint"
+
+_ALREADY_EXISTS = (
+    "TABLE_OR_VIEW_ALREADY_EXISTS",
+    "TableAlreadyExistsException",
+    "AlreadyExistsException",
+    "PARTITIONS_ALREADY_EXIST",
+    "already exists",
+    "already exist",
+)
+_NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "not found")
+_NOT_PARTITIONED = (
+    "NOT_A_PARTITIONED_TABLE",
+    "not partitioned",
+    "non-partitioned",
+    "partition metadata is not stored",
+)
+
+
+class TopicRegistrationError(JammiValidationError):
+    """A topic could not be registered or its view could not be created."""
+
+
+def is_already_exists(message: str) -> bool:
+    return any(marker in message for marker in _ALREADY_EXISTS)
+
+
+def is_not_found(message: str) -> bool:
+    return any(marker in message for marker in _NOT_FOUND)
+
+
+def create_if_absent(run_sql: RunSql, create_sql: str) -> bool:
+    """Run a ``CREATE ... IF NOT EXISTS``; True if this call created the object.
+
+    Two runs creating the same object at once can both pass Spark's existence check,
+    and the later one is refused by the metastore: the object exists either way."""
+    try:
+        run_sql(create_sql)
+    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+        if not is_already_exists(str(exc)):
+            raise
+        return False
+    return True
+
+
+# --- registration -------------------------------------------------------------
+
+
+def claim_registration_sql(registry: str, name: str, staged_location: str) -> str:
+    return (
+        f"alter table {registry} add partition (name={sql_string_literal(name)}) "
+        f"location {sql_string_literal(staged_location)}"
+    )
+
+
+def claim_registration(
+    run_sql: RunSql, registry: str, name: str, staged_location: str, subject: str
+) -> bool:
+    """Attach the staged registry row of topic ``name``; False if another run
+    registered the name first (then nothing of this run's row is visible)."""
+    try:
+        run_sql(claim_registration_sql(registry, name, staged_location))
+    except Exception as exc:  # noqa: BLE001
+        message = str(exc)
+        if is_already_exists(message):
+            return False
+        if any(marker in message for marker in _NOT_PARTITIONED):
+            raise TopicRegistrationError(
+                subject,
+                f"the registry {registry} was created by an earlier dbt-jammi without the "
+                "partitioning by name that makes registration race-free",
+                f"migrate it as docs/topic.md ('Registration') shows: rename it to "
+                f"{registry}_v0, create the partitioned registry, copy the rows back; "
+                "nothing was registered",
+            ) from exc
+        raise
+    return True
+
+
+# --- the view named after the model ---------------------------------------------
+
+
+def view_fingerprint(view_select_sql: str) -> str:
+    """What the view selects, whitespace-insensitive, as a short hash."""
+    normalized = " ".join(view_select_sql.split())
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:32]
+
+
+def fetch_view_state(run_sql: RunSql, schema: str, identifier: str) -> tuple[bool, str]:
+    """(exists, fingerprint) in one statement: fingerprint is '' when the relation is
+    not ours (Spark answers a missing property with a message in the value column)."""
+    try:
+        rows = run_sql(
+            f"show tblproperties {schema}.{identifier} ({sql_string_literal(VIEW_FINGERPRINT)})"
+        )
+    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+        if is_not_found(str(exc)):
+            return False, ""
+        raise
+    for row in rows:
+        if len(row) > 1 and row[0] == VIEW_FINGERPRINT:
+            return True, str(row[1])
+    return True, ""
+
+
+def apply_view(
+    run_sql: RunSql,
+    schema: str,
+    identifier: str,
+    create_sql: str,
+    replace_sql: str,
+    fingerprint: str,
+    subject: str,
+    attempts: int = 3,
+) -> str:
+    """Create the view if missing, replace it if different; 'kept', 'created' or
+    'replaced'. ``create_sql`` is a plain ``CREATE VIEW`` (refused if the view exists),
+    ``replace_sql`` a ``CREATE OR REPLACE VIEW`` (Spark drops, then creates); both carry
+    ``fingerprint``. A run that meets another run's concurrent create or replace looks
+    again: if the view is now right, there is nothing left to do."""
+    error: Exception = RuntimeError("no attempt made")
+    for _ in range(attempts):
+        exists, current = fetch_view_state(run_sql, schema, identifier)
+        if exists and current == fingerprint:
+            return "kept"
+        try:
+            run_sql(replace_sql if exists else create_sql)
+            return "replaced" if exists else "created"
+        except Exception as exc:  # noqa: BLE001
+            if not (is_already_exists(str(exc)) or is_not_found(str(exc))):
+                raise
+            error = exc
+    raise TopicRegistrationError(
+        subject,
+        f"the view {schema}.{identifier} kept being changed by another run while this run "
+        f"created it ({str(error).splitlines()[0]})",
+        "make sure only one version of this model runs at a time, then re-run it; the "
+        "view is re-created when it is wrong, and nothing was published",
+    ) from error
+
+
+# --- adapter methods (mixed into JammiAdapter) ---------------------------------
+
+
+class TopicRegistrationAdapterMixin(StatementsMixin):
+    """The ``adapter.topic_*`` methods that register a topic and keep its view."""
+
+    @available
+    def topic_create_if_absent(self, create_sql: str) -> bool:
+        return create_if_absent(self._run_sql, create_sql)
+
+    @available
+    def topic_claim_registration(
+        self, registry: Any, name: str, staged_location: str, model_name: str
+    ) -> bool:
+        return claim_registration(
+            self._run_sql, str(registry), name, staged_location, f"topic '{model_name}'"
+        )
+
+    @available
+    def topic_view_fingerprint(self, view_select_sql: str) -> str:
+        return view_fingerprint(view_select_sql)

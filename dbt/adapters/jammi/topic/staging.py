@@ -1,0 +1,149 @@
+"""Where a publish is staged before its commit, and when a staged batch is abandoned.
+
+A publish stages its batch under a publish id ``<epoch seconds>_<12 hex>`` (parquet: a
+directory ``<backing location>/_staging/<publish id>``; delta: a table
+``<backing>__stage_<publish id>``), then claims an offset for it. A committed parquet
+batch keeps living in its staged directory: the partition points at it.
+
+What is provably abandoned, without timing a concurrent run:
+
+- the claim refuses a batch staged more than ``CLAIM_MAX_AGE_S`` (12 h) ago, so no run
+  will ever commit a batch older than that (it fails and publishes nothing instead);
+- cleanup removes only what was staged more than ``STAGE_MAX_AGE_S`` (24 h) ago and,
+  on parquet, what no partition points at.
+
+The 12 h between the two limits covers a publisher that checked the age just before the
+limit and then issued its claim, and clock differences between machines. Assumes the
+clocks of the machines that run dbt against one warehouse agree to within hours.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.topic.row_index import is_small_batch
+
+STAGE_MAX_AGE_S = 24 * 3600
+CLAIM_MAX_AGE_S = 12 * 3600
+
+_PUBLISH_ID = re.compile(r"(\d+)_[0-9a-f]{12}$")
+
+logger = AdapterLogger("Jammi")
+
+
+def publish_id(now_s: Optional[int] = None) -> str:
+    """``<epoch seconds>_<random>``: unique per publish, and its age is readable."""
+    seconds = int(time.time()) if now_s is None else now_s
+    return f"{seconds}_{uuid.uuid4().hex[:12]}"
+
+
+def staged_at(staging: str) -> Optional[int]:
+    """Epoch seconds a staged batch (directory or stage table) was staged at, if its
+    name ends with a publish id."""
+    match = _PUBLISH_ID.search(staging.rstrip("/"))
+    return int(match.group(1)) if match else None
+
+
+def check_claimable(staging: str, now_s: int, subject: str) -> None:
+    """Refuse to commit a batch staged so long ago that cleanup may remove it."""
+    seconds = staged_at(staging)
+    if seconds is not None and now_s - seconds > CLAIM_MAX_AGE_S:
+        raise JammiValidationError(
+            subject,
+            f"the batch staged at {staging} is more than {CLAIM_MAX_AGE_S // 3600} h old; "
+            "staged batches that old are treated as abandoned and may be cleaned up",
+            "re-run the model; nothing was published",
+        )
+
+
+def stale_stage_tables(
+    names: Iterable[str], prefix: str, now_s: int, max_age_s: int = STAGE_MAX_AGE_S
+) -> list[str]:
+    """Stage tables (``<prefix><epoch seconds>_<random>``) left by publishes that failed
+    more than ``max_age_s`` ago; younger ones may belong to a publish in flight."""
+    stale = []
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        seconds = name[len(prefix) :].split("_", 1)[0]
+        if seconds.isdigit() and now_s - int(seconds) > max_age_s:
+            stale.append(name)
+    return stale
+
+
+def _basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def stale_staging_dirs(
+    children: Iterable[str],
+    referenced: Iterable[str],
+    now_s: int,
+    max_age_s: int = STAGE_MAX_AGE_S,
+) -> list[str]:
+    """Staged directories (``.../_staging/<publish id>``) that are abandoned: older than
+    ``max_age_s`` and not the location of any partition (``referenced``: partition
+    locations; a committed batch lives on in its staged directory)."""
+    in_use = {_basename(path) for path in referenced}
+    stale = []
+    for path in children:
+        name = _basename(path)
+        seconds = staged_at(name)
+        if seconds is None or _PUBLISH_ID.fullmatch(name) is None or name in in_use:
+            continue
+        if now_s - seconds > max_age_s:
+            stale.append(path)
+    return sorted(stale)
+
+
+class TopicStagingAdapterMixin(metaclass=AdapterMeta):
+    """``adapter.topic_*`` methods that clean up what failed publishes left behind, and
+    the choice of how the staged batch is numbered."""
+
+    def _has_local_filesystem(self) -> bool:
+        return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
+
+    @available
+    def topic_remove_stale_staging(self, backing: Any, location: str) -> list[str]:
+        """Remove abandoned staged directories of a parquet topic; returns them."""
+        staging = f"{location.rstrip('/')}/_staging"
+        if not self._has_local_filesystem():
+            logger.info(
+                f"topic: skipping cleanup of {staging} (no file system access over this "
+                "connection method; directories older than a day that no partition points "
+                "at can be removed with your storage tooling)"
+            )
+            return []
+        now_s = int(time.time())
+        children = storage.list_children(staging)
+        if not stale_staging_dirs(children, (), now_s):
+            return []  # nothing old enough: no need to ask for partition locations
+        referenced = storage.partition_locations(backing.schema, backing.identifier)
+        stale = stale_staging_dirs(children, referenced, now_s)
+        for path in stale:
+            storage.remove(path)
+            logger.debug(f"topic: removed abandoned staged batch {path}")
+        return stale
+
+    @available
+    def topic_discard_staging(self, path: str) -> bool:
+        """Remove a staged directory this run has just lost a claim with."""
+        if not self._has_local_filesystem():
+            return False
+        return storage.remove(path)
+
+    @available
+    def topic_small_batch(self, plan_rows: Iterable[Any]) -> bool:
+        """Whether ``explain cost`` of the model estimates a batch small enough for the
+        single-window ``_row_idx`` (``topic/row_index.py``)."""
+        return is_small_batch([tuple(row) for row in plan_rows])
