@@ -111,7 +111,7 @@ def load_lane_report():
         ("150 passed, 82 skipped in 412.01s (0:06:52)", "150 passed, 82 skipped"),
         ("==== 1 failed, 2 passed, 3 warnings in 3.00s ====", "1 failed, 2 passed, 3 warnings"),
         ("2 errors in 0.50s", "2 errors"),
-        ("tests/unit/test_tail.py ....  [ 40%]", None),
+        ("tests/unit/topic/test_tail.py ....  [ 40%]", None),
         ("slowest 15 durations", None),
     ],
 )

@@ -4,7 +4,7 @@ SQL parser (MERGE INTO parses without Delta Lake; only executing it needs Delta)
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.unit.test_mutable_render import statements_for_parsing
+from tests.unit.mutable_table.test_mutable_render import statements_for_parsing
 
 STATEMENTS = statements_for_parsing()
 

@@ -15,6 +15,7 @@ MACROS = os.path.join(
     os.path.dirname(__file__),
     "..",
     "..",
+    "..",
     "dbt",
     "include",
     "jammi",

@@ -21,7 +21,7 @@ from dbt.adapters.jammi.mutable_table.rules import changelog
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
 NOW_MS = 1_800_000_000_000
-MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 FILES = (
     "utils/tenant.sql",
     "materializations/mutable_table/change_set.sql",

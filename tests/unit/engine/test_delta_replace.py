@@ -22,7 +22,7 @@ from dbt.adapters.jammi.engine.delta_replace import (
 )
 
 RELATIONS = os.path.join(
-    os.path.dirname(__file__), "..", "..", "dbt", "include", "jammi", "macros", "relations"
+    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
 )
 
 

@@ -9,7 +9,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules.adapter import expire_definition
 from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
-from tests.unit.test_mutable_render import NOW_MS, render
+from tests.unit.mutable_table.test_mutable_render import NOW_MS, render
 
 COUNTERS = {
     "user_id": "string",

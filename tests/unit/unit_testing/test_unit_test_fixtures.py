@@ -278,7 +278,7 @@ def test_topic_read_of_a_relation_that_is_not_given_is_refused_in_a_unit_test():
 
 # --- the macros, rendered -------------------------------------------------------------
 
-MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 FILES = ("utils/tenant.sql", "utils/topic_events.sql", "utils/topic_replay.sql")
 
 

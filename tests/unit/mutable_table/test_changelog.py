@@ -155,7 +155,7 @@ def test_delta_publish_retries_concurrent_publishes_only(monkeypatch):
 
 # --- rendered event SQL -----------------------------------------------------------
 
-MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 
 
 class _Adapter:

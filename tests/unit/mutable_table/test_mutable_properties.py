@@ -19,7 +19,7 @@ from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
-MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 # Spark's default spark.redaction.regex, and a stricter one a deployment might set.
 REDACTION_REGEXES = ["(?i)secret|password|token|access[.]?key", "(?i)secret|password|key|pwd"]
 REDACTED = "*********(redacted)"

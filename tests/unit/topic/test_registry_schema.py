@@ -13,7 +13,7 @@ from dbt.adapters.jammi.common.validation import validate_registry_schema
 from dbt.adapters.jammi.mutable_table.definition import TopicDefinition
 
 RELATIONS = os.path.join(
-    os.path.dirname(__file__), "..", "..", "dbt", "include", "jammi", "macros", "relations"
+    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
 )
 
 

@@ -15,7 +15,7 @@ from dbt.adapters.jammi.topic.registration import (
     create_if_absent,
     view_fingerprint,
 )
-from tests.unit.test_topic_macros import MACROS, TOPIC, Adapter, flat, registry_macros
+from tests.unit.topic.test_topic_macros import MACROS, TOPIC, Adapter, flat, registry_macros
 
 SUBJECT = "topic 'cdc_orders'"
 
