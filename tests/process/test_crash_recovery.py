@@ -154,10 +154,12 @@ def crash_project(tmp_path: Path) -> DbtProject:
     ).write()
 
 
-def kill_at(project: DbtProject, batch: int, seconds: float, tag: str) -> DbtResult | None:
-    """Start the run for `batch` and SIGKILL it `seconds` after it started. None when it
-    was killed; the run's result when it finished on its own first (nothing interrupted)."""
-    process = project.start(run_args(batch), tag)
+def kill_at(
+    project: DbtProject, batch: int, seconds: float, tag: str, args: list[str] | None = None
+) -> DbtResult | None:
+    """Start the run for `batch` (or `args`) and SIGKILL it `seconds` after it started.
+    None when it was killed; the run's result when it finished on its own first."""
+    process = project.start(args or run_args(batch), tag)
     try:
         process.popen.wait(timeout=max(process.started + seconds - time.monotonic(), 0.0))
     except subprocess.TimeoutExpired:
@@ -181,6 +183,7 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
     problems: list[str] = []
     outrun = 0  # runs that finished before their kill point
     changelog_lagged = changelog_recovered = 0  # kills between commit and publish; repairs
+    last_version = None  # the table's version after the last recovery
 
     batch = 2
     for index, fraction in enumerate(KILL_FRACTIONS):
@@ -245,6 +248,7 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
         # A publish is not idempotent: when the killed run's publish committed, the
         # recovery publishes the batch a second time, under the next offset.
         published += [batch, batch] if event_state == "new" else [batch]
+        last_version = final.get("version")
         if final.get("items") == expected_items(batch):
             counts[ITEMS]["recovered"] += 1
         else:
@@ -254,6 +258,8 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
         else:
             problems.append(f"{point}: {EVENTS_MODEL} after recovery: {final.get('events')}")
             published = published_batches(final.get("events")) or published
+
+    problems += rollback_kills(project, batch, last_version, counts[ITEMS])
 
     for model, c in counts.items():
         report(
@@ -269,3 +275,90 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
         "commit and the changelog publish"
     )
     assert problems == [], "\n".join(problems)
+
+
+ROLLBACK_KILL_FRACTIONS = (0.5, 0.9)
+
+
+def rollback_args(version: int) -> list[str]:
+    args = json.dumps({"model": ITEMS, "to_version": version})
+    return ["run-operation", "rollback_mutable_table", "--args", args]
+
+
+def offsets_problem(state: dict, lag_allowed: bool) -> str | None:
+    """After rollbacks the changelog's versions are no longer one batch each: every
+    committed version must still be published exactly once, in order."""
+    version, offsets = state.get("version"), [c[0] for c in state.get("changes") or []]
+    if version is not None and (
+        offsets == list(range(1, version + 1))
+        or (lag_allowed and offsets == list(range(1, version)))
+    ):
+        return None
+    return f"changelog offsets {offsets} for table version {version}"
+
+
+def rollback_kills(project: DbtProject, batch: int, version: int | None, counts: dict) -> list[str]:
+    """`rollback_mutable_table` SIGKILLed at measured points: the table holds the rows
+    before or after the rollback, never a mix, its changelog every committed version
+    once; the next run converges. The points are fractions of a measured rollback's
+    duration (a rollback that finishes before its point is retried earlier, timed from
+    itself). The version before the current one holds batch - 1's rows whatever the
+    kills above left (a killed run committed `batch`, or its recovery did): the measured
+    rollback goes there, the first kill back to `batch`'s rows, the next one back to
+    the version that kill left."""
+    if version is None:
+        return ["rollback kills: no recovery run left a version to roll back from"]
+    problems: list[str] = []
+    # the measured rollback: back to batch - 1's rows (one version more)
+    measured = project.run(rollback_args(version - 1), "rollback-measured")
+    assert measured.returncode == 0, measured.output[-2000:]
+    duration = measured.seconds
+    old, new, current = expected_items(batch - 1), expected_items(batch), version + 1
+    finished_early = 0
+    for index, fraction in enumerate(ROLLBACK_KILL_FRACTIONS):
+        for attempt in range(KILL_ATTEMPTS):
+            at = fraction * 0.9**attempt * duration
+            point = f"rollback killed at {at:.0f}s of a {duration:.0f}s rollback"
+            args = rollback_args(current - 1)
+            finished = kill_at(project, 0, at, f"rbkill{index}-{attempt}", args)
+            if finished is None:
+                break
+            # it committed before the kill point: one version more, and rolling back to
+            # the version before it swaps old and new; try again, timed from this one
+            assert finished.returncode == 0, finished.output[-2000:]
+            finished_early += 1
+            current, old, new = current + 1, new, old
+            duration = finished.seconds
+        else:
+            problems.append(f"{point}: the rollback finished before its kill every time")
+            continue
+        batch += 1
+        recovery = project.run(run_args(batch), f"rbrecover{index}")
+        check(recovery, f"{point}: recovery run")
+        states = recovery.states()
+        crashed, final = states[0], states[-1]
+        state = classify(crashed.get("items"), old, new)
+        counts["kills"] += 1
+        counts[state] += 1
+        if state == "mixed":
+            problems.append(f"{point}: {ITEMS} holds a mix: {crashed.get('items')}")
+        for label, seen, lag in (
+            ("after the kill", crashed, True),
+            ("after recovery", final, False),
+        ):
+            problem = offsets_problem(seen, lag)
+            if problem:
+                problems.append(f"{point}: {label}: {problem}")
+        if final.get("items") == expected_items(batch):
+            counts["recovered"] += 1
+        else:
+            problems.append(f"{point}: {ITEMS} after recovery: {final.get('items')}")
+        # next: roll the recovered table back to the version the kill left
+        old, new, current = expected_items(batch), crashed.get("items"), final["version"]
+    report(
+        "crash rollback_mutable_table: kills at "
+        f"{', '.join(f'{f:.0%}' for f in ROLLBACK_KILL_FRACTIONS)} of a {duration:.0f}s "
+        f"rollback; {finished_early} rollback(s) finished before their kill point and were "
+        f"retried (the kills are counted in the {ITEMS} line)"
+    )
+    return problems

@@ -42,6 +42,8 @@ from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.kept import validate_versions_kept
 from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
@@ -74,6 +76,7 @@ class JammiConfig(SparkConfig):
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: Optional[bool] = None
+    versions_kept: Optional[int] = None
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -90,6 +93,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 
 class JammiAdapter(
     MutableCommitAdapterMixin,
+    VersionsAdapterMixin,
     MutableRulesAdapterMixin,
     ChangelogAdapterMixin,
     Scd2AdapterMixin,
@@ -173,7 +177,12 @@ class JammiAdapter(
         """Validate a mutable_table model and return its definition as a dict."""
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
-        return definition.to_dict()
+        data = definition.to_dict()
+        # a run option, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
+        data["versions_kept"] = validate_versions_kept(
+            config.get("versions_kept"), f"mutable_table '{model_name}'"
+        )
+        return data
 
     @available
     def topic_definition(

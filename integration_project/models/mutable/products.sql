@@ -4,14 +4,19 @@
      build applies every change up to it at once -- the version rule picks the newest
      change per product -- and later runs (is_incremental()) apply just that batch:
        dbt run -s products --vars '{product_batch: 2}'
-     Wider types are encoded: the timestamp as epoch millis, the decimal price as cents. --#}
+     Wider types are encoded: the timestamp as epoch millis, the decimal price as cents.
+     The last 5 committed versions stay readable (docs/versions.md):
+       dbt run-operation mutable_table_history --args '{model: products}'
+       dbt show --inline "select * from {{ mutable_table_as_of(ref('products'), version=1) }} as p"
+       dbt run-operation rollback_mutable_table --args '{model: products, to_version: 1}' --#}
 {{ config(
     materialized='mutable_table',
     primary_key=['product_id'],
     version_column='updated_ms',
     delete_when='is_deleted',
     indexes=[{'name': 'by_sku', 'columns': ['sku'], 'unique': true},
-             {'name': 'by_category', 'columns': ['category']}]
+             {'name': 'by_category', 'columns': ['category']}],
+    versions_kept=5
 ) }}
 
 select

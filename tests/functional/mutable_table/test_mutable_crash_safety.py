@@ -67,10 +67,11 @@ class TestMutableCrashSafety:
 
         run(project, "crashy", {"batch": 2})
         assert table_rows(project, "crashy", "id, label") == NEW
-        # the next committing run removed every other version directory
+        # the next committing run removed every directory but the committed versions it
+        # keeps (versions_kept, default 3: here both)
         if CLEANS_UP:
             current = location(project, "crashy").rsplit("/", 1)[-1]
-            assert version_dirs(project, "crashy") == [current]
+            assert version_dirs(project, "crashy") == [committed.rsplit("/", 1)[-1], current]
         assert (
             project.run_sql(
                 f"show tblproperties {project.test_schema}.crashy ('jammi.version')", fetch="one"
@@ -86,7 +87,11 @@ class TestMutableCrashSafety:
         assert "concurrent" not in location(project, "crashy")
         assert leftovers(project, "crashy") == []
         if CLEANS_UP:
-            assert len(version_dirs(project, "crashy")) == 1
+            # the simulated other run logged no version, so the chain of kept versions
+            # ends at its version: this run's version and the other run's remain
+            current = location(project, "crashy").rsplit("/", 1)[-1]
+            kept = version_dirs(project, "crashy")
+            assert len(kept) == 2 and kept[-1] == current and "concurrent" in kept[0]
 
     def test_failed_registration_leaves_nothing(self, project):
         base = location(project, "crashy").rsplit("/", 2)[0].replace("file:", "", 1)

@@ -147,9 +147,8 @@ class CommittingAdapter(MutableCommitAdapterMixin):
     def _run_sql(self, sql: str):
         return self.store.run_sql(sql)
 
-    def mutable_remove_path(self, path: str) -> bool:
-        self.removed.append(path)
-        return True
+    def mutable_remove_paths(self, relation, paths, run_id) -> None:
+        self.removed.extend(paths)
 
     def _run_cleanup(self, cleanup) -> None:
         self.cleaned.extend(cleanup)

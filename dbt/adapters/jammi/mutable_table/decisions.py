@@ -32,7 +32,13 @@ PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
 # Keys the materialization adds to a definition for one run only (not recorded).
-RUN_ONLY_KEYS = ("batch_columns", "now_ms", "changelog_topic", "checks_in_plan")
+RUN_ONLY_KEYS = (
+    "batch_columns",
+    "now_ms",
+    "changelog_topic",
+    "checks_in_plan",
+    "versions_kept",
+)
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
 FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit", "changelog")

@@ -58,6 +58,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         refused it for a concurrent commit and the run re-plans, or when a batch check
         stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
         the check's samples and fails); ``counts`` what the committed MERGE changed."""
+        self.mutable_tag_delta_commits()  # type: ignore[attr-defined]  # VersionsAdapterMixin
         try:
             rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
         except merge_commit.BatchRejected as rejected:
@@ -141,8 +142,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             )
             return True
         except commit_claim.CommitConflict as exc:
-            for path in (new_location, *staged_paths):
-                self._best_effort(lambda path=path: self.mutable_remove_path(path))
+            self._remove_uncommitted(target_relation, [new_location, *staged_paths])
             if not last_attempt and exc.replan_helps:
                 logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
                 time.sleep(RETRY_PAUSE_S)
@@ -150,10 +150,15 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             self._run_cleanup(cleanup)
             raise
         except BaseException:
-            for path in (new_location, *staged_paths):
-                self._best_effort(lambda path=path: self.mutable_remove_path(path))
+            self._remove_uncommitted(target_relation, [new_location, *staged_paths])
             self._run_cleanup(cleanup)
             raise
+
+    def _remove_uncommitted(self, target_relation: Any, paths: Sequence[str]) -> None:
+        """This run's own uncommitted version (and what it staged for it), on every
+        connection method (over thrift through the server's metastore, versions_adapter)."""
+        remove = self.mutable_remove_paths  # type: ignore[attr-defined]  # VersionsAdapterMixin
+        self._best_effort(lambda: remove(target_relation, list(paths), mutable.new_run_id()))
 
     def _may_hold_leftovers(self, relation: Any) -> bool:
         """False when dbt's relation cache listed the table's schema at the start of this

@@ -188,6 +188,6 @@
 {% macro drop_mutable_table(relation, state) -%}
   {%- do run_query('drop table if exists ' ~ relation) -%}
   {%- if state.location -%}
-    {%- do adapter.mutable_remove_path(adapter.mutable_base_location(state.location)) -%}
+    {%- do adapter.mutable_remove_paths(relation, [adapter.mutable_base_location(state.location)], adapter.mutable_run_id()) -%}
   {%- endif -%}
 {%- endmacro %}

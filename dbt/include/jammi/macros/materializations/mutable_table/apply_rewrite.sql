@@ -2,7 +2,8 @@
      a fresh version directory <table base>/v<version>_<run id>, then committed with ONE
      metastore operation, ALTER TABLE ... SET LOCATION. Until that call the table points
      at the previous version's files, which are never modified; after it, at the new
-     ones. Leftover directories of failed runs are removed by the next committing run. --#}
+     ones. Leftover directories of failed runs are removed by the next committing run,
+     which also keeps only the newest `versions_kept` versions (mutable_table/versions/kept.py). --#}
 
 {#-- The table after applying the change set: stored rows the change set does not
      replace or delete, plus its inserts and updates. target_relation none = empty. --#}
@@ -71,14 +72,17 @@
      relations) are removed; the table keeps pointing at the version it had. Returns the
      committed location, or none when the commit lost to a concurrent run and
      `last_attempt` is false (the caller re-plans; nothing was committed). --#}
-{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true) -%}
+{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run') -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
-  {%- set steps = [{'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
-  {%- set staged_paths = [] -%}
+  {#-- the version's log row first (mutable_table/versions/kept.py): every version directory has one --#}
+  {%- set staged_paths = [adapter.mutable_version_log_location(location)] -%}
+  {%- set steps = [{'sql': adapter.mutable_version_log_sql(location, planned_location, counts, invocation_id, kind), 'undo_paths': staged_paths[:]},
+                   {'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
-    {%- do staged_paths.append(adapter.changelog_staged_dir(definition.changelog_topic.location, location)) -%}
-    {%- do steps.append({'sql': get_stage_changelog_sql(definition, target_relation, change_set_relation, location), 'undo_paths': staged_paths}) -%}
+    {%- set changelog_dir = adapter.changelog_staged_dir(definition.changelog_topic.location, location) -%}
+    {%- do staged_paths.append(changelog_dir) -%}
+    {%- do steps.append({'sql': get_stage_changelog_sql(definition, target_relation, change_set_relation, location), 'undo_paths': [changelog_dir]}) -%}
   {%- endif -%}
   {%- if fail_at == 'before_commit' -%}
     {%- do steps.append({'sql': mutable_failure_sql('before_commit')}) -%}

@@ -16,6 +16,7 @@
   {%- endif -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set definition = adapter.mutable_expire_definition(table, state.definition, ttl_ms) -%}
+  {%- do definition.update({'versions_kept': jammi_versions_kept_of(relation)}) -%}
   {%- set tenant = jammi_bound_tenant() -%}
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.tenant_guard_trust(true) -%}

@@ -160,12 +160,12 @@
   {%- endif -%}
   {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
   {%- if state is none -%}
-    {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup)}) -%}
+    {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup, counts)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0) -%}
     {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 -%}
-    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt) -%}
+    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
   {%- endif -%}
   {%- if outcome.committed and (use_merge or outcome.location) -%}
@@ -201,7 +201,7 @@
      directory (rewrite formats) or none. The CREATE TABLE is
      the claim on the name: if another run created the table first, this run fails
      clearly and undoes only what it did itself (never the other run's table). --#}
-{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[]) -%}
+{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[], counts=none) -%}
   {%- set registry = mutable_registry_relation(target_relation) -%}
   {%- do adapter.mutable_execute_all_or_nothing([{'sql': get_create_mutable_registry_sql(registry, file_format), 'tolerate_exists': true}]) -%}
   {%- set first_state_sql = get_next_state_sql(definition, none, change_set_relation) -%}
@@ -209,6 +209,7 @@
   {%- set location = none -%}
   {%- set drop_table = 'drop table if exists ' ~ target_relation -%}
   {%- if adapter.uses_merge(file_format) -%}
+    {%- do adapter.mutable_tag_delta_commits() -%}
     {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- set zorder = get_zorder_sql(definition, target_relation) -%}
@@ -217,7 +218,8 @@
   {%- else -%}
     {%- set location = adapter.mutable_first_location(fetch_schema_location(target_relation), target_relation.identifier, run_id) -%}
     {#-- this run's version directory, then the table's base if that leaves it empty --#}
-    {%- set undo_paths = [location, adapter.mutable_base_location(location) ~ '/'] -%}
+    {%- set undo_paths = [location, adapter.mutable_version_log_location(location), adapter.mutable_base_location(location) ~ '/' ~ '_jammi_versions/', adapter.mutable_base_location(location) ~ '/'] -%}
+    {%- do steps.append({'sql': adapter.mutable_version_log_sql(location, none, counts, invocation_id), 'undo_paths': undo_paths}) -%}
     {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do steps.append({'sql': get_stage_changelog_sql(definition, none, change_set_relation, location), 'undo_paths': [adapter.changelog_staged_dir(definition.changelog_topic.location, location)]}) -%}
@@ -229,7 +231,7 @@
   {%- do steps.append({'sql': get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)}) -%}
   {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
   {%- if location -%}
-    {%- do adapter.mutable_remove_stale_versions(location, false) -%}
+    {%- do adapter.mutable_sweep_versions(target_relation, location, definition.get('versions_kept'), true, run_id) -%}
   {%- endif -%}
   {{ return(location) }}
 {%- endmacro %}
@@ -248,9 +250,9 @@
     {%- do run_query(get_insert_mutable_registry_row_sql(mutable_registry_relation(target_relation), target_relation, definition, file_format)) -%}
   {%- endif -%}
   {%- if state.location -%}
-    {#-- a run that committed removes every other version directory (in-flight runs will
-         fail their commit check anyway); a run that did not only removes older ones --#}
-    {%- do adapter.mutable_remove_stale_versions(committed_location or state.location, keep_newer=(committed_location is none)) -%}
+    {#-- keep the newest versions_kept committed versions; remove older ones and what
+         other runs provably abandoned (mutable_table/versions/kept.py), over every connection method --#}
+    {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.get('versions_kept'), committed_location is not none, adapter.mutable_run_id()) -%}
   {%- endif -%}
 {%- endmacro %}
 

@@ -1,0 +1,267 @@
+"""Kept versions, reads of the past and rollback: the ``adapter.mutable_version*``
+methods the Jinja macros call (``mutable_table/versions/kept.py`` decides; docs/versions.md).
+
+Removing a version directory needs no file system client: where the adapter has none
+(thrift, http, odbc) the server's metastore removes it. A *managed* helper table
+``<table>__jammi_remover_<run id>`` is created, pointed at the directory with ``ALTER
+TABLE ... SET LOCATION`` and dropped: dropping a managed table deletes the directory it
+points at. Created again (its own empty default directory, which it reuses) and dropped,
+it leaves nothing behind. A metastore that refuses this gets the directory overwritten
+with an empty result (``INSERT OVERWRITE DIRECTORY``): a few hundred bytes instead of a
+copy of the table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.invocation import get_invocation_id
+
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
+from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.versions import kept as versions
+from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
+
+logger = AdapterLogger("Jammi")
+
+REMOVER_MARKER = "__jammi_remover_"
+DELTA_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+_NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
+
+
+class VersionsAdapterMixin(StatementsMixin):
+    """``adapter.mutable_version*`` methods; mixed into JammiAdapter."""
+
+    config: Any
+
+    def _fs_reachable(self) -> bool:
+        return bool(getattr(self.config.credentials, "is_session", False))
+
+    def _version_holder(self) -> str:
+        method = getattr(self.config.credentials, "method", "")
+        return ownership.this_holder(str(getattr(method, "value", method))).render()
+
+    @available
+    def mutable_versions_kept(self, value: Any, model_name: str) -> int:
+        return versions.validate_versions_kept(value, f"mutable_table '{model_name}'")
+
+    @available
+    def mutable_version_log_sql(
+        self,
+        location: str,
+        parent: Optional[str],
+        counts: Optional[Mapping[str, Any]],
+        invocation_id: str,
+        kind: str = "run",
+    ) -> str:
+        return versions.write_log_sql(
+            location,
+            parent,
+            commit_claim.now_ms(),
+            counts or {},
+            str(invocation_id or ""),
+            kind,
+            self._version_holder(),
+        )
+
+    @available
+    def mutable_version_log_location(self, location: str) -> str:
+        return versions.log_location(location)
+
+    def _version_records(self, current_location: str) -> list[versions.VersionRecord]:
+        base = current_location.rstrip("/").rsplit("/", 1)[0]
+        try:
+            rows = self._run_sql(versions.read_log_sql(base))
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if any(marker in str(exc) for marker in _NO_PATH):
+                return []  # no version logged yet (a table made before the log existed)
+            raise
+        return versions.parse_log_rows(rows)
+
+    @available
+    def mutable_version_history(
+        self, current_location: str, versions_kept: int
+    ) -> list[dict[str, Any]]:
+        """The kept versions of a parquet/orc table, newest first."""
+        records = self._version_records(current_location)
+        return versions.history_rows(records, current_location, versions_kept)
+
+    @available
+    def mutable_kept_version_location(
+        self, model_name: str, current_location: str, versions_kept: int, version: Any
+    ) -> str:
+        records = self._version_records(current_location)
+        return versions.kept_location(
+            model_name, records, current_location, versions_kept, int(version)
+        )
+
+    @available
+    def mutable_sweep_versions(
+        self,
+        target_relation: Any,
+        current_location: str,
+        versions_kept: Optional[int],
+        committed_now: bool,
+        run_id: str,
+    ) -> list[str]:
+        """Remove versions beyond the kept ones and abandoned leftovers of other runs
+        (``versions.plan_removal``); returns what was removed. ``versions_kept`` None:
+        the default (a definition recorded on the table carries no run options)."""
+        if versions_kept is None:
+            versions_kept = versions.DEFAULT_VERSIONS_KEPT
+        base = current_location.rstrip("/").rsplit("/", 1)[0]
+        records = self._version_records(current_location)
+        listed = storage.list_children(base) if self._fs_reachable() else None
+        remove = versions.plan_removal(
+            current_location, versions_kept, records, listed, committed_now, commit_claim.now_ms()
+        )
+        if remove:
+            self._remove_paths(target_relation, remove, run_id)
+        for path in remove:
+            logger.debug(f"mutable_table: removed {path}")
+        return remove
+
+    def _remove_paths(self, target_relation: Any, paths: Sequence[str], run_id: str) -> None:
+        if self._fs_reachable():
+            for path in paths:
+                storage.remove(path)
+            return
+        self._remove_paths_by_sql(
+            str(target_relation.schema), str(target_relation.identifier), paths, run_id
+        )
+
+    def _remove_paths_by_sql(
+        self, schema: str, identifier: str, paths: Sequence[str], run_id: str
+    ) -> None:
+        """Remove directories through the server's metastore (module docstring)."""
+        helper = f"{schema}.{identifier}{REMOVER_MARKER}{run_id}"
+        create = f"create table {helper} (removed int) using parquet"
+        self._run_sql(f"drop table if exists {helper}")
+        self._run_sql(create)
+        try:
+            for path in paths:
+                try:
+                    self._run_sql(f"alter table {helper} set location {sql_string_literal(path)}")
+                    self._run_sql(f"drop table {helper}")
+                except Exception as exc:  # noqa: BLE001 - a metastore that refuses
+                    logger.info(f"mutable_table: emptying {path} instead of removing it ({exc})")
+                    self._run_sql(
+                        f"insert overwrite directory {sql_string_literal(path)} using parquet "
+                        "select 1 as removed where false"
+                    )
+                    self._run_sql(f"drop table if exists {helper}")
+                self._run_sql(create)
+        finally:
+            self._run_sql(f"drop table if exists {helper}")
+
+    @available
+    def mutable_remove_paths(self, target_relation: Any, paths: Sequence[str], run_id: str) -> None:
+        """Remove directories on every connection method (this run's own, or a whole
+        table's base after a permitted rebuild)."""
+        self._remove_paths(target_relation, [p for p in paths if p], run_id)
+
+    @available
+    def mutable_version_of(self, location: Optional[str]) -> Optional[int]:
+        return mutable.parse_version(location) if location else None
+
+    # --- reads of the past and rollback (mutable_table/versions/reads.py) -----------------------
+
+    @available
+    def mutable_tag_delta_commits(self) -> str:
+        """Tag this connection's Delta commits with the dbt invocation id (Delta's
+        ``commitInfo.userMetadata``), which ``mutable_table_history`` shows. Every
+        thread of one dbt process has the same invocation id, so the value is never
+        wrong for a concurrent thread; it is not a setting dbt-spark's macros use."""
+        tag = version_reads.INVOCATION_PREFIX + str(get_invocation_id())
+        self._run_sql(f"set {DELTA_USER_METADATA}={tag}")
+        return ""
+
+    @available
+    def mutable_version_number(self, value: Any, subject: str) -> int:
+        return version_reads.require_version(value, subject)
+
+    @available
+    def mutable_path_relation(self, file_format: str, location: str) -> str:
+        return version_reads.path_relation_sql(file_format, location)
+
+    @available
+    def mutable_as_of_sql(self, source: str, tenant: Optional[str]) -> str:
+        return version_reads.as_of_sql(source, tenant)
+
+    @available
+    def mutable_delta_as_of_source(
+        self, relation: Any, version: Optional[int], timestamp: Optional[str]
+    ) -> str:
+        return version_reads.delta_as_of_source(str(relation), version, timestamp)
+
+    @available
+    def mutable_version_at(
+        self, history: Sequence[Mapping[str, Any]], at_ms: Any, subject: str
+    ) -> int:
+        return version_reads.version_at(history, int(at_ms), subject)
+
+    @available
+    def mutable_delta_history(self, relation: Any, versions_kept: int) -> list[dict[str, Any]]:
+        rows = self._run_sql(f"describe history {relation}")
+        return version_reads.delta_history_rows(rows, versions_kept)
+
+    @available
+    def mutable_require_kept_delta_version(
+        self, history: Sequence[Mapping[str, Any]], version: int, subject: str
+    ) -> None:
+        version_reads.require_kept_delta_version(history, int(version), subject)
+
+    @available
+    def mutable_aligned_select_sql(
+        self,
+        storage_columns: Sequence[Sequence[str]],
+        available_columns: Sequence[str],
+        source: str,
+    ) -> str:
+        return version_reads.aligned_select_sql(storage_columns, available_columns, source)
+
+    @available
+    def mutable_rollback_change_set_sql(
+        self, definition: Mapping[str, Any], current_sql: str, target_sql: str
+    ) -> str:
+        columns = [c[0] for c in definition["storage_columns"]]
+        return version_reads.rollback_change_set_sql(
+            columns, list(definition["storage_key"]), current_sql, target_sql
+        )
+
+    @available
+    def mutable_rollback_merge_sql(
+        self, relation: Any, definition: Mapping[str, Any], target_sql: str
+    ) -> str:
+        columns = [c[0] for c in definition["storage_columns"]]
+        return version_reads.rollback_merge_sql(
+            str(relation), list(definition["storage_key"]), columns, target_sql
+        )
+
+    @available
+    def mutable_history_table(self, history: Sequence[Mapping[str, Any]]) -> str:
+        """The history as the run-operation prints it, one line per kept version."""
+        lines = [
+            "version | committed_at (UTC) | inserts | updates | deletes | invocation_id | current"
+        ]
+        for row in history:
+            millis = row.get("committed_ms")
+            when = (
+                time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(millis) / 1000))
+                if millis is not None
+                else "?"
+            )
+            lines.append(
+                f"{row['version']} | {when} | {row.get('inserts')} | {row.get('updates')} | "
+                f"{row.get('deletes')} | {row.get('invocation_id') or '?'} | "
+                f"{'yes' if row.get('current') else ''}"
+            )
+        return "\n".join(lines)

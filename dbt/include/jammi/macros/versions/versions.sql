@@ -1,0 +1,145 @@
+{#-- Kept versions of a mutable_table: read one, list them, roll back to one.
+     docs/versions.md. Decisions live in mutable_table/versions/kept.py / mutable_table/versions/reads.py. --#}
+
+
+{#-- The model node named `model` and its relation, or a clear error. --#}
+{% macro jammi_mutable_model(model_name, subject) -%}
+  {%- set nodes = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('name', 'equalto', model_name) | list -%}
+  {%- if nodes | length == 0 -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": no model named '" ~ model_name ~ "' in this project.\n  Fix: pass the name of a mutable_table model, e.g. --args '{model: orders}'") -%}
+  {%- endif -%}
+  {%- set node = nodes[0] -%}
+  {%- if node.config.materialized != 'mutable_table' -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": model '" ~ model_name ~ "' is materialized as " ~ node.config.materialized ~ ", not mutable_table; only mutable tables keep versions.\n  Fix: name a mutable_table model") -%}
+  {%- endif -%}
+  {%- set relation = load_relation(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias, type='table')) -%}
+  {%- if relation is none -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": the table of model '" ~ model_name ~ "' does not exist yet.\n  Fix: dbt run --select " ~ model_name) -%}
+  {%- endif -%}
+  {{ return({'node': node, 'relation': relation, 'versions_kept': adapter.mutable_versions_kept(node.config.get('versions_kept'), model_name)}) }}
+{%- endmacro %}
+
+
+{#-- The versions_kept of the model whose table is `relation` (the default when the
+     relation is no model of this project). --#}
+{% macro jammi_versions_kept_of(relation) -%}
+  {%- set nodes = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('alias', 'equalto', relation.identifier) | list -%}
+  {%- set value = nodes[0].config.get('versions_kept') if nodes | length > 0 else none -%}
+  {{ return(adapter.mutable_versions_kept(value, relation.identifier)) }}
+{%- endmacro %}
+
+
+{#-- The kept versions, newest first: [{version, committed_ms, inserts, updates,
+     deletes, invocation_id, current, location}]. --#}
+{% macro fetch_mutable_table_history(relation, state, versions_kept) -%}
+  {%- if adapter.uses_merge(state.file_format) -%}
+    {{ return(adapter.mutable_delta_history(relation, versions_kept)) }}
+  {%- endif -%}
+  {{ return(adapter.mutable_version_history(state.location, versions_kept)) }}
+{%- endmacro %}
+
+
+{#-- {{ mutable_table_as_of(ref('orders'), version=12) }} or (timestamp='2026-01-31
+     12:00:00' or epoch milliseconds): a FROM item with the table's rows as of a kept
+     version, scoped to the bound tenant like tenant_scoped(). --#}
+{% macro mutable_table_as_of(relation, version=none, timestamp=none) -%}
+  {%- if not execute -%}{{ return('(select * from ' ~ relation ~ ')') }}{%- endif -%}
+  {%- set subject = "mutable_table_as_of(" ~ relation ~ ")" -%}
+  {%- if (version is none) == (timestamp is none) -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": pass exactly one of version= and timestamp=") -%}
+  {%- endif -%}
+  {%- set state = fetch_mutable_table_state(relation, subject) -%}
+  {%- set versions_kept = jammi_versions_kept_of(relation) -%}
+  {%- set history = fetch_mutable_table_history(relation, state, versions_kept) -%}
+  {%- if version is none -%}
+    {%- set at_ms = timestamp if timestamp is number else run_query('select unix_millis(cast(' ~ adapter.sql_string(timestamp | string) ~ ' as timestamp))').rows[0][0] -%}
+    {%- set version = adapter.mutable_version_at(history, at_ms, subject) -%}
+  {%- endif -%}
+  {%- set version = adapter.mutable_version_number(version, subject) -%}
+  {%- if adapter.uses_merge(state.file_format) -%}
+    {%- do adapter.mutable_require_kept_delta_version(history, version, subject) -%}
+    {%- set source = adapter.mutable_delta_as_of_source(relation, version, none) -%}
+  {%- else -%}
+    {%- set location = adapter.mutable_kept_version_location(relation.identifier, state.location, versions_kept, version) -%}
+    {%- set source = adapter.mutable_path_relation(state.file_format, location) -%}
+  {%- endif -%}
+  {{ return(adapter.mutable_as_of_sql(source, jammi_bound_tenant())) }}
+{%- endmacro %}
+
+
+{#-- dbt run-operation mutable_table_history --args '{model: orders}' --#}
+{% macro mutable_table_history(model) -%}
+  {%- set subject = "mutable_table_history '" ~ model ~ "'" -%}
+  {%- set found = jammi_mutable_model(model, subject) -%}
+  {%- set state = fetch_mutable_table_state(found.relation, subject) -%}
+  {%- set history = fetch_mutable_table_history(found.relation, state, found.versions_kept) -%}
+  {%- do log(subject ~ " (" ~ found.relation ~ ", " ~ state.file_format ~ ", versions_kept: " ~ found.versions_kept ~ "):\n" ~ adapter.mutable_history_table(history), info=true) -%}
+  {{ return(history) }}
+{%- endmacro %}
+
+
+{#-- dbt run-operation rollback_mutable_table --args '{model: orders, to_version: 12}'
+
+     Makes kept version `to_version`'s rows the table's rows as a NEW version, committed
+     like a run: parquet/orc as a change set (the difference between the current rows
+     and the kept version's) through the run's own rewrite path -- version claim,
+     version log, changelog staging; Delta with one MERGE from VERSION AS OF (its
+     conflict detection). A rollback that loses its commit to a concurrent run fails
+     with "re-run" (it never re-plans on its own). An admin action: refused in a
+     tenant-bound run. --#}
+{% macro rollback_mutable_table(model, to_version) -%}
+  {%- set subject = "rollback_mutable_table '" ~ model ~ "'" -%}
+  {%- if jammi_bound_tenant() is not none -%}
+    {%- do exceptions.raise_compiler_error(subject ~ ": refused in a run bound to a tenant (rollback replaces every tenant's rows); nothing was changed.\n  Fix: run it unbound (no profile tenant, no var jammi_tenant)") -%}
+  {%- endif -%}
+  {%- set found = jammi_mutable_model(model, subject) -%}
+  {%- set relation = found.relation -%}
+  {%- set state = fetch_mutable_table_state(relation, subject) -%}
+  {%- set file_format = state.file_format -%}
+  {%- set version = adapter.mutable_version_number(to_version, subject) -%}
+  {%- set definition = state.definition -%}
+  {%- do definition.update({'versions_kept': found.versions_kept}) -%}
+  {%- set history = fetch_mutable_table_history(relation, state, found.versions_kept) -%}
+  {%- if adapter.uses_merge(file_format) -%}
+    {%- do adapter.mutable_require_kept_delta_version(history, version, subject) -%}
+    {%- set source = adapter.mutable_delta_as_of_source(relation, version, none) -%}
+  {%- else -%}
+    {%- set source = adapter.mutable_path_relation(file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version)) -%}
+  {%- endif -%}
+  {%- do adapter.tenant_guard_trust(true) -%}
+  {%- set changelog_topic = check_changelog_definition(definition, relation, state, file_format) -%}
+  {%- do apply_changelog_preparation(definition, relation, state, file_format, changelog_topic) -%}
+  {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
+  {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
+  {%- if adapter.uses_merge(file_format) -%}
+    {%- do apply_changelog_repair(definition, relation, state) -%}
+    {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
+    {%- if definition.get('changelog_topic') -%}
+      {%- do apply_changelog_publish(definition, relation, none) -%}
+    {%- endif -%}
+  {%- else -%}
+    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql) -%}
+  {%- endif -%}
+  {%- do adapter.tenant_guard_trust(false) -%}
+  {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}
+  {{ return(counts) }}
+{%- endmacro %}
+
+
+{#-- parquet/orc rollback: the difference as a staged change set, applied, committed
+     and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
+{% macro apply_rollback_rewrite(definition, relation, state, target_sql) -%}
+  {%- set run_id = adapter.mutable_run_id() -%}
+  {%- do apply_changelog_repair(definition, relation, state) -%}
+  {%- set staging = mutable_staging_relation(relation, run_id) -%}
+  {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
+  {%- do run_query(get_create_staging_table_sql(staging, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
+  {%- set counts = fetch_change_counts(staging) -%}
+  {%- if counts.total > 0 -%}
+    {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback') -%}
+    {%- do publish_mutable_changelog(definition, relation, {'location': location, 'run_relations': [staging]}, none) -%}
+    {%- do record_mutable_definition(definition, state, relation, state.file_format, location) -%}
+  {%- endif -%}
+  {%- do drop_mutable_run_relations([staging]) -%}
+  {{ return(counts) }}
+{%- endmacro %}

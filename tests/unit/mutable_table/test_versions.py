@@ -1,0 +1,274 @@
+"""Kept versions (mutable_table/versions/kept.py) and reads of the past
+(mutable_table/versions/reads.py), without Spark."""
+
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.versions import kept as versions
+from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
+from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
+
+BASE = "file:/w/s.db/orders"
+NOW = 10_000_000_000
+REMOTE = "otherhost:1:thrift"
+
+
+def loc(version: int, run: str = "r") -> str:
+    return f"{BASE}/v{version:010d}_{run}{version}"
+
+
+def record(version, run="r", parent=None, written_ms=NOW, holder=REMOTE, kind="run"):
+    return versions.VersionRecord(
+        version=version,
+        location=loc(version, run),
+        parent=parent,
+        written_ms=written_ms,
+        inserts=version,
+        updates=0,
+        deletes=0,
+        invocation_id=f"inv{version}",
+        kind=kind,
+        holder=holder,
+    )
+
+
+def chain(n: int) -> list[versions.VersionRecord]:
+    return [record(v, parent=loc(v - 1) if v > 1 else None) for v in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("value", ["3", 2.5, True, [3]])
+def test_versions_kept_rejects_other_types(value):
+    with pytest.raises(JammiValidationError) as info:
+        versions.validate_versions_kept(value, "mutable_table 'orders'")
+    message = str(info.value)
+    assert "orders" in message and "versions_kept" in message and "versions_kept: 3" in message
+
+
+@pytest.mark.parametrize("value", [0, -1, versions.MAX_VERSIONS_KEPT + 1])
+def test_versions_kept_range(value):
+    with pytest.raises(JammiValidationError, match="between 1 and"):
+        versions.validate_versions_kept(value, "mutable_table 'orders'")
+
+
+def test_versions_kept_default_and_value():
+    assert versions.validate_versions_kept(None, "m") == versions.DEFAULT_VERSIONS_KEPT == 3
+    assert versions.validate_versions_kept(7, "m") == 7
+
+
+def test_log_location_is_hidden_beside_the_versions():
+    assert versions.log_location(loc(4)) == f"{BASE}/_jammi_versions/v0000000004_r4"
+    assert versions.log_glob(BASE + "/") == f"{BASE}/_jammi_versions/v*"
+
+
+def test_write_log_sql_escapes_and_counts():
+    sql = versions.write_log_sql(
+        loc(2), loc(1), 5, {"insert": 1, "update": 2, "delete": 3}, "inv'x", "run", "h:1:s"
+    )
+    assert sql.startswith(f"insert overwrite directory '{BASE}/_jammi_versions/v0000000002_r2'")
+    assert "'inv\\'x' as invocation_id" in sql
+    assert "cast(2 as bigint) as updates" in sql and "cast(3 as bigint) as deletes" in sql
+    with pytest.raises(mutable.MutableRunError):
+        versions.write_log_sql(BASE + "/elsewhere", None, 5, {}, "i", "run", "h")
+
+
+def test_parse_log_rows_round_trip():
+    row = [4, loc(4), loc(3), 7, 1, 2, 3, "inv", "rollback", "h:1:s"]
+    (parsed,) = versions.parse_log_rows([row, [None, "x", None, 0, 0, 0, 0, "", "", ""]])
+    assert parsed.version == 4 and parsed.parent == loc(3) and parsed.kind == "rollback"
+
+
+def test_committed_chain_follows_parents_not_numbers():
+    loser = record(3, run="loser", parent=loc(2))
+    records = [*chain(4), loser]
+    assert versions.committed_chain(records, loc(4)) == [loc(4), loc(3), loc(2), loc(1)]
+
+
+def test_plan_removal_over_sql_keeps_the_newest_and_removes_older_with_their_logs():
+    records = chain(5)
+    removed = versions.plan_removal(loc(5), 3, records, None, True, NOW)
+    assert removed == [
+        loc(1),
+        versions.log_location(loc(1)),
+        loc(2),
+        versions.log_location(loc(2)),
+    ]
+
+
+def test_plan_removal_over_sql_waits_for_remote_leftovers_to_age():
+    fresh = record(6, run="crashed", parent=loc(5), written_ms=NOW - 1000)
+    old = record(6, run="ancient", parent=loc(5), written_ms=NOW - versions.LEFTOVER_MAX_AGE_MS - 1)
+    removed = versions.plan_removal(loc(5), 5, [*chain(5), fresh, old], None, True, NOW)
+    assert removed == [old.location, versions.log_location(old.location)]
+
+
+def test_plan_removal_over_sql_removes_leftovers_of_dead_local_sessions():
+    dead = ownership.Holder(ownership.this_holder("session").host, 2**22 + 12345, "session")
+    crashed = record(6, run="dead", parent=loc(5), holder=dead.render())
+    removed = versions.plan_removal(loc(5), 5, [*chain(5), crashed], None, False, NOW)
+    assert removed == [crashed.location, versions.log_location(crashed.location)]
+
+
+def test_plan_removal_with_a_listing_follows_the_commit_protocol():
+    records = chain(3)
+    listed = [
+        loc(1),
+        loc(2),
+        loc(3),
+        loc(3, "loser"),
+        loc(4, "inflight"),
+        BASE + "/_jammi_versions",
+    ]
+    # a committed run removes everything but the kept versions
+    assert versions.plan_removal(loc(3), 2, records, listed, True, NOW) == [
+        loc(1),
+        versions.log_location(loc(1)),
+        loc(3, "loser"),
+        loc(4, "inflight"),
+    ]
+    # a run that committed nothing keeps what may be a run in progress
+    assert loc(4, "inflight") not in versions.plan_removal(loc(3), 2, records, listed, False, NOW)
+
+
+def test_plan_removal_never_removes_kept_or_current():
+    for kept in range(1, 6):
+        removed = versions.plan_removal(loc(5), kept, chain(5), None, True, NOW)
+        assert loc(5) not in removed
+        assert len([p for p in removed if "_jammi_versions" not in p]) == 5 - kept
+
+
+def test_history_and_kept_location():
+    rows = versions.history_rows(chain(5), loc(5), 3)
+    assert [r["version"] for r in rows] == [5, 4, 3]
+    assert [r["current"] for r in rows] == [True, False, False]
+    assert rows[1]["invocation_id"] == "inv4" and rows[1]["inserts"] == 4
+    assert versions.kept_location("orders", chain(5), loc(5), 3, 4) == loc(4)
+    with pytest.raises(mutable.MutableRunError, match="version 2 is not kept .*5, 4, 3"):
+        versions.kept_location("orders", chain(5), loc(5), 3, 2)
+
+
+def test_a_removed_version_is_not_kept_even_if_versions_kept_grows():
+    records = chain(5)[2:]  # the log rows of 1 and 2 were removed with their versions
+    assert [r["version"] for r in versions.history_rows(records, loc(5), 10)] == [5, 4, 3]
+
+
+def test_as_of_is_scoped_exactly_like_tenant_scoped():
+    source = version_reads.path_relation_sql("parquet", loc(4))
+    assert version_reads.as_of_sql(source, "acme") == scoped_relation_sql(source, "acme")
+    assert version_reads.as_of_sql(source, None) == f"(select * from {source})"
+    delta = version_reads.delta_as_of_source("s.orders", 12, None)
+    assert delta == "s.orders version as of 12"
+    assert "timestamp as of '2026-01-01'" in version_reads.delta_as_of_source(
+        "t", None, "2026-01-01"
+    )
+    with pytest.raises(mutable.MutableRunError):
+        version_reads.path_relation_sql("parquet", "/x`; drop")
+
+
+def test_version_at_picks_the_version_current_at_a_time():
+    history = [{"version": v, "committed_ms": v * 100} for v in (5, 4, 3)]
+    assert version_reads.version_at(history, 450, "s") == 4
+    assert version_reads.version_at(history, 10_000, "s") == 5
+    with pytest.raises(mutable.MutableRunError, match="no kept version was current"):
+        version_reads.version_at(history, 299, "s")
+
+
+@pytest.mark.parametrize("value", ["12", -1, True, 1.5])
+def test_require_version(value):
+    with pytest.raises(mutable.MutableRunError, match="whole number"):
+        version_reads.require_version(value, "s")
+
+
+def test_aligned_select_fills_columns_the_old_version_lacked():
+    sql = version_reads.aligned_select_sql(
+        [["id", "int"], ["note", "string"]], ["id", "tenant_id"], "src"
+    )
+    assert sql == (
+        "select cast(`id` as int) as `id`, cast(null as string) as `note`, tenant_id from src"
+    )
+
+
+def test_rollback_change_set_and_merge_sql():
+    change_set = version_reads.rollback_change_set_sql(["id", "v"], ["id"], "select 1", "select 2")
+    assert "full outer join (select 2) as t on c.`tenant_id` <=> t.`tenant_id`" in change_set
+    assert "when t.`id` is null then 'delete'" in change_set
+    assert "c.`v` as _jammi_prev_1" in change_set
+    assert change_set.endswith("where c.`id` is null or t.`id` is null or not (c.`v` <=> t.`v`)")
+    merge = version_reads.rollback_merge_sql("s.t", ["id"], ["id", "v"], "select 2")
+    assert merge.startswith("merge into s.t as t using (select 2) as s on ")
+    assert "when matched and not (t.`v` <=> s.`v`) then update set t.`v` = s.`v`" in merge
+    assert merge.endswith("when not matched by source then delete")
+
+
+def test_delta_history_rows_counts_and_invocation():
+    rows = [
+        (
+            0,
+            None,
+            None,
+            None,
+            "CREATE TABLE AS SELECT",
+            {},
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {"numOutputRows": "2"},
+            "jammi:invocation_id=a",
+            None,
+        ),
+        (
+            1,
+            None,
+            None,
+            None,
+            "MERGE",
+            {},
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {
+                "numTargetRowsInserted": "1",
+                "numTargetRowsUpdated": "2",
+                "numTargetRowsDeleted": "3",
+            },
+            "jammi:invocation_id=b",
+            None,
+        ),
+        (
+            2,
+            None,
+            None,
+            None,
+            "SET TBLPROPERTIES",
+            {},
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            {},
+            None,
+            None,
+        ),
+    ]
+    history = version_reads.delta_history_rows(rows, 2)
+    assert [h["version"] for h in history] == [2, 1]
+    assert history[1]["inserts"] == 1 and history[1]["deletes"] == 3
+    assert history[1]["invocation_id"] == "b" and history[0]["current"]
+    version_reads.require_kept_delta_version(history, 1, "s")
+    with pytest.raises(mutable.MutableRunError, match="version 0 is not kept"):
+        version_reads.require_kept_delta_version(history, 0, "s")
+
+
+def test_delta_history_times_from_values_and_text():
+    assert version_reads._millis("1970-01-01 00:00:01.5") == 1500
+    assert version_reads._millis("not a time") is None
+    assert version_reads._millis(None) is None
