@@ -34,7 +34,7 @@ import uuid
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit.claim import CLAIM_LEASE_MS, now_ms
+from dbt.adapters.jammi.mutable_table.commit.claim import claim_lease_ms, now_ms
 from tests.process.fault_outcomes import (
     COMMIT,
     MutableTable,
@@ -233,7 +233,7 @@ def claim_expiry_ms(rig: FaultRig, table: MutableTable) -> int:
         for key, value in rig.sql.rows(f"show tblproperties {table.schema}.{claim[1]}")
         if key == "jammi.created_ms"
     ]
-    return max(created, default=now_ms()) + CLAIM_LEASE_MS
+    return max(created, default=now_ms()) + claim_lease_ms()
 
 
 def test_thrift_server_killed_during_commit(rig: FaultRig, items: MutableTable) -> None:

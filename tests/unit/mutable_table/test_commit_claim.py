@@ -218,3 +218,22 @@ def test_a_holder_that_held_its_claim_too_long_gives_up():
     assert "held longer than" in result
     assert store.location == V1
     assert store.views == {}
+
+
+def test_the_lease_is_an_operators_setting(monkeypatch):
+    store = FakeMetastore(V1)
+    claim = f"analytics.{claim_identifier('stock', 2, 0)}"
+    # 50 s old: within the default lease of 120 s, past a lease of 40 s
+    created = commit_claim.now_ms() - 50_000
+    store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(created)}
+    assert commit(store, "a").startswith("conflict: ")
+    monkeypatch.setenv(commit_claim.LEASE_ENV, "40")
+    assert commit_claim.claim_lease_ms() == 40_000
+    assert commit(store, "a") == "committed"
+
+
+@pytest.mark.parametrize("value", ["20", "soon", "-5", "1.5"])
+def test_a_lease_shorter_than_the_hold_limit_or_not_a_number_is_refused(monkeypatch, value):
+    monkeypatch.setenv(commit_claim.LEASE_ENV, value)
+    with pytest.raises(Exception, match="JAMMI_CLAIM_LEASE_SECONDS"):
+        commit_claim.claim_lease_ms()

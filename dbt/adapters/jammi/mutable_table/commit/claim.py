@@ -16,7 +16,8 @@ table there so that, of all runs that planned from N, at most one ever commits:
 
 A run that crashes holding a claim must not block the table forever. A claim is
 abandoned (``ownership.abandoned``) when its holder was an embedded session on this host
-whose process is gone, or when it is older than ``CLAIM_LEASE_MS``; the next run then
+whose process is gone, or when it is older than its lease (``claim_lease_ms()``: 120 s,
+or ``JAMMI_CLAIM_LEASE_SECONDS``); the next run then
 claims attempt ``k+1`` of the same version instead of removing the old claim (removing it
 would race with a third run). A live holder gives up instead of committing once it has
 held its claim for ``CLAIM_HOLD_LIMIT_MS``, so a holder is never still committing when
@@ -26,6 +27,7 @@ and the clocks of the hosts that run dbt agree to well within the lease.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
@@ -36,6 +38,11 @@ from dbt.adapters.jammi.mutable_table.commit import ownership
 
 CLAIM_LEASE_MS = 120_000
 CLAIM_HOLD_LIMIT_MS = 30_000
+# An operator's setting (docs/connecting.md): how long a claim left by an ended run
+# blocks the table. It must outlast the hold limit by a margin, so that a live holder has
+# given up before its claim can be taken over.
+LEASE_ENV = "JAMMI_CLAIM_LEASE_SECONDS"
+MIN_LEASE_MS = CLAIM_HOLD_LIMIT_MS + 10_000
 MAX_CLAIM_ATTEMPTS = 5
 CLAIM_MARKER = "__jammi_claim_v"
 _ALREADY_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "AlreadyExistsException", "already exists")
@@ -77,6 +84,21 @@ def create_claim_sql(claim: str, holder: ownership.Holder, claimed_ms: int) -> s
     return f"create view {claim} tblproperties ({properties}) as select 1 as claim"
 
 
+def claim_lease_ms() -> int:
+    """The lease of a commit claim: ``JAMMI_CLAIM_LEASE_SECONDS`` when set, else 120 s."""
+    value = os.environ.get(LEASE_ENV, "").strip()
+    if not value:
+        return CLAIM_LEASE_MS
+    if not value.isdigit() or int(value) * 1000 < MIN_LEASE_MS:
+        raise mutable.MutableRunError(
+            f"{LEASE_ENV}={value!r} is not a lease: set a whole number of seconds of at "
+            f"least {MIN_LEASE_MS // 1000} (a committing run gives up after "
+            f"{CLAIM_HOLD_LIMIT_MS // 1000} s), or unset it for the default of "
+            f"{CLAIM_LEASE_MS // 1000} s"
+        )
+    return int(value) * 1000
+
+
 def _properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for row in rows if len(row) >= 2}
 
@@ -110,12 +132,13 @@ def _claim_held(
     created = properties.get(ownership.PROP_CREATED_MS, "")
     if not (ownership.holder_ended(properties) and created.isdigit()):
         return _conflict(model_name, f"another run is committing version {version} of {table} now")
-    expires = time.strftime("%H:%M:%S UTC", time.gmtime((int(created) + CLAIM_LEASE_MS) / 1000 + 1))
+    lease = claim_lease_ms()
+    expires = time.strftime("%H:%M:%S UTC", time.gmtime((int(created) + lease) / 1000 + 1))
     return ClaimLeaseHeld(
         f"mutable_table '{model_name}': version {version} of {table} is claimed by a run "
         f"that has ended ({properties.get(ownership.PROP_HOLDER)}); a commit statement it "
         "sent may still be pending on the server, so its claim is taken over only when "
-        f"its lease of {CLAIM_LEASE_MS // 1000} s has passed, at {expires}. Nothing was "
+        f"its lease of {lease // 1000} s has passed, at {expires}. Nothing was "
         "committed; re-run after that time to apply this batch."
     )
 
@@ -151,7 +174,7 @@ def _claim(
             if not_found(str(exc)):
                 continue  # its holder dropped it meanwhile: try the same attempt again
             raise
-        if not ownership.abandoned(properties, clock(), CLAIM_LEASE_MS):
+        if not ownership.abandoned(properties, clock(), claim_lease_ms()):
             raise _claim_held(model_name, f"{schema}.{identifier}", version, properties)
         taken_over.append(claim)
         attempt += 1
