@@ -124,17 +124,26 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
-        "embedded_parquet_only: a whole-project build; the embedded parquet lane runs it, "
-        "the Delta and Thrift lanes deselect it (their own tests cover its SQL paths)",
+        "embedded_parquet_only: a whole-project build; the embedded parquet lane on Spark "
+        "3.5 runs it, the Delta, Thrift and Spark 4 lanes deselect it (their own tests "
+        "cover its SQL paths)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "connection_agnostic: the planner's SQL and results, the same on every connection "
+        "method; the Thrift lanes deselect it (the embedded lanes run it)",
     )
 
 
 def pytest_collection_modifyitems(config, items):
-    if test_file_format() == "delta" or test_method() == "thrift":
-        once = [i for i in items if i.get_closest_marker("embedded_parquet_only")]
-        if once:
-            config.hook.pytest_deselected(items=once)
-            items[:] = [i for i in items if i not in once]
+    deselect = []
+    if test_file_format() == "delta" or test_method() == "thrift" or _spark4():
+        deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
+    if test_method() == "thrift":
+        deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
+    if deselect:
+        config.hook.pytest_deselected(items=deselect)
+        items[:] = [i for i in items if i not in deselect]
     if test_file_format() == "delta":
         # The parquet param of a class parametrized over formats (`fmt`) already ran on
         # the default lane; the Delta lane runs its delta param only. Tests marked
@@ -149,6 +158,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("session_only"):
             item.add_marker(skip)
+
+
+def _spark4() -> bool:
+    return installed_pyspark_version().startswith("4.")
 
 
 def _parquet_only(item) -> bool:

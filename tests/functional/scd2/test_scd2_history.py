@@ -93,6 +93,7 @@ def history(project, table: str, columns: str = "item_id, price_tier, availabili
     )
 
 
+@pytest.mark.connection_agnostic
 class TestScd2History(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

@@ -119,6 +119,7 @@ def stored_history(project) -> list:
     return sorted(out, key=lambda row: (repr(row[0]), row[1]))
 
 
+@pytest.mark.connection_agnostic
 class TestScd2Randomized(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
