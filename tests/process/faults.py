@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from dbt.adapters.jammi.mutable_table.decisions import describe_location, parse_version
-from tests.process.harness import DbtProject, DbtResult, ThriftSql
+from tests.process.harness import DbtProject, DbtResult, ThriftSql, thrift_target
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
@@ -78,20 +78,11 @@ class FaultRig:
     sql: ThriftSql
 
     def target(self, schema: str) -> dict:
-        return {
-            "type": "jammi",
-            "method": "thrift",
-            "host": self.server.host,
-            "port": self.server.port,
-            "user": "jammi_fault_test",
-            "schema": schema,
-            "threads": 1,
-            "connect_retries": 3,
-            "connect_timeout": 10,
-            # dbt-spark sleeps this long before it retries a statement whose connection
-            # was lost (5 s by default): a run whose server died fails sooner
-            "poll_interval": 1,
-        }
+        # dbt-spark sleeps poll_interval before it retries a statement whose connection
+        # was lost (5 s by default): a run whose server died fails sooner
+        return thrift_target(
+            self.server.host, self.server.port, schema, "jammi_fault_test", poll_interval=1
+        )
 
     def full_strength(self) -> None:
         """Every worker alive and the server's executors on all of them (the cores the

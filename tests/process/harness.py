@@ -253,6 +253,22 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def thrift_target(host: str, port: int, schema: str, user: str, **extra: object) -> dict:
+    """A profile target for dbt processes against the Thrift server at host:port."""
+    return {
+        "type": "jammi",
+        "method": "thrift",
+        "host": host,
+        "port": port,
+        "user": user,
+        "schema": schema,
+        "threads": 1,
+        "connect_retries": 3,
+        "connect_timeout": 10,
+        **extra,
+    }
+
+
 def run_together(
     project: DbtProject, invocations: dict[str, list[str]], label: str
 ) -> dict[str, DbtResult]:

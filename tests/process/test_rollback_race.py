@@ -20,6 +20,7 @@ from tests.process.harness import (
     first_line,
     is_clear_failure,
     run_together,
+    thrift_target,
 )
 from tests.process.test_thrift_races import (
     FORMAT,
@@ -47,17 +48,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"rollback_{uuid.uuid4().hex[:8]}"
-    target = {
-        "type": "jammi",
-        "method": "thrift",
-        "host": host,
-        "port": port,
-        "user": "jammi_process_test",
-        "schema": schema,
-        "threads": 1,
-        "connect_retries": 3,
-        "connect_timeout": 10,
-    }
+    target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("rollback_project")
     models = {"rollback_race.sql": MUTABLE_SQL.replace("FORMAT", FORMAT)}
     project = DbtProject(root=root, target=target, models=models).write()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.process.harness import DbtProject, ThriftSql
+from tests.process.harness import DbtProject, ThriftSql, thrift_target
 
 pytestmark = [
     pytest.mark.thrift,
@@ -44,17 +44,7 @@ def tail_project(tmp_path_factory: pytest.TempPathFactory):
     host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"tail_{uuid.uuid4().hex[:8]}"
-    target = {
-        "type": "jammi",
-        "method": "thrift",
-        "host": host,
-        "port": port,
-        "user": "jammi_tail_test",
-        "schema": schema,
-        "threads": 1,
-        "connect_retries": 3,
-        "connect_timeout": 10,
-    }
+    target = thrift_target(host, port, schema, "jammi_tail_test")
     root: Path = tmp_path_factory.mktemp("tail_project")
     models = {"tail_events.sql": EVENTS_SQL.replace("FORMAT", FORMAT)}
     project = DbtProject(root=root, target=target, models=models).write()

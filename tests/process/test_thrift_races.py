@@ -28,6 +28,7 @@ from tests.process.harness import (
     is_clear_failure,
     report,
     run_together,
+    thrift_target,
 )
 
 pytestmark = [
@@ -90,17 +91,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     models.update(
         {f"{n}.sql": topic_sql.format(name=n.replace("_", ".", 1), events=EVENTS) for n in topics}
     )
-    target = {
-        "type": "jammi",
-        "method": "thrift",
-        "host": host,
-        "port": port,
-        "user": "jammi_process_test",
-        "schema": schema,
-        "threads": 1,
-        "connect_retries": 3,
-        "connect_timeout": 10,
-    }
+    target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("race_project")
     project = DbtProject(root=root, target=target, models=models).write()
     sql = ThriftSql(host, port)
