@@ -201,63 +201,24 @@ def test_rollback_change_set_and_merge_sql():
     assert merge.endswith("when not matched by source then delete")
 
 
+def delta_history_row(version: int, operation: str, metrics: dict, metadata=None) -> tuple:
+    """A row of DESCRIBE HISTORY: version, operation, operationMetrics and userMetadata
+    in their columns, everything else empty."""
+    return (version, None, None, None, operation, {}, *[None] * 6, metrics, metadata, None)
+
+
 def test_delta_history_rows_counts_and_invocation():
+    merged = {
+        "numTargetRowsInserted": "1",
+        "numTargetRowsUpdated": "2",
+        "numTargetRowsDeleted": "3",
+    }
     rows = [
-        (
-            0,
-            None,
-            None,
-            None,
-            "CREATE TABLE AS SELECT",
-            {},
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            {"numOutputRows": "2"},
-            "jammi:invocation_id=a",
-            None,
+        delta_history_row(
+            0, "CREATE TABLE AS SELECT", {"numOutputRows": "2"}, "jammi:invocation_id=a"
         ),
-        (
-            1,
-            None,
-            None,
-            None,
-            "MERGE",
-            {},
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            {
-                "numTargetRowsInserted": "1",
-                "numTargetRowsUpdated": "2",
-                "numTargetRowsDeleted": "3",
-            },
-            "jammi:invocation_id=b",
-            None,
-        ),
-        (
-            2,
-            None,
-            None,
-            None,
-            "SET TBLPROPERTIES",
-            {},
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            {},
-            None,
-            None,
-        ),
+        delta_history_row(1, "MERGE", merged, "jammi:invocation_id=b"),
+        delta_history_row(2, "SET TBLPROPERTIES", {}),
     ]
     history = version_reads.delta_history_rows(rows, 2)
     assert [h["version"] for h in history] == [2, 1]
