@@ -19,6 +19,8 @@ from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 MACROS = Path(__file__).resolve().parents[1] / "dbt" / "include" / "jammi" / "macros"
 CHANGE_SET = "materializations/mutable_table/scd2_change_set.sql"
 TENANT = "utils/tenant.sql"
+VERSION_RULE = "materializations/mutable_table/version_rule.sql"
+CHANGE_SET_HELPERS = "materializations/mutable_table/change_set.sql"
 
 
 class _StubAdapter:
@@ -57,9 +59,12 @@ def render_scd2_change_set(
         **{"return": _identity},
     )
     tenant_macros = env.get_template(TENANT).module
+    version_macros = env.get_template(VERSION_RULE).module
     env.globals.update(
         mutable_tenant_expr=tenant_macros.mutable_tenant_expr,
         mutable_target_scope_clause=tenant_macros.mutable_target_scope_clause,
+        mutable_version_expr=version_macros.mutable_version_expr,
+        mutable_same_value=env.get_template(CHANGE_SET_HELPERS).module.mutable_same_value,
     )
     adapter.module = env.get_template(CHANGE_SET).module
     return str(

@@ -151,9 +151,9 @@ def test_closed_types_pass(spark_type):
         ("time(6)", ["milliseconds since midnight"]),
     ],
 )
-def test_wider_types_are_rejected_with_the_encoding(spark_type, fragments):
+def test_wider_types_are_rejected_with_the_encoding_under_type_set_jammi(spark_type, fragments):
     rejects(
-        lambda: builder({"id": "int", "v": spark_type}).primary_key(["id"]).build(),
+        lambda: builder({"id": "int", "v": spark_type}).primary_key(["id"]).type_set("jammi").build(),
         "column 'v'",
         f"type {spark_type}",
         *fragments,
@@ -310,7 +310,7 @@ def test_version_column_must_be_integer_and_exist():
     rejects(
         lambda: builder().primary_key(["item_id"]).version_column("availability").build(),
         "version_column 'availability'",
-        "integer column",
+        "whole number, decimal, date, timestamp or string",
     )
 
 

@@ -18,12 +18,14 @@ from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_li
 from dbt.adapters.jammi.mutable_table.commit.delta_merge import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog
+from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
 NOW_MS = 1_800_000_000_000
 MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 FILES = (
     "utils/tenant.sql",
+    "materializations/mutable_table/version_rule.sql",
     "materializations/mutable_table/change_set.sql",
     "materializations/mutable_table/merge_functions.sql",
     "materializations/mutable_table/ttl.sql",
@@ -51,6 +53,9 @@ class _Adapter:
 
     def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
         return (now or NOW_MS) - int(ttl_ms)
+
+    def mutable_ttl_age_sql(self, defn: dict) -> str:
+        return MutableRulesAdapterMixin.mutable_ttl_age_sql(self, defn)  # type: ignore[arg-type]
 
     def mutable_written_at_column(self) -> str:
         return WRITTEN_AT_COLUMN
@@ -171,7 +176,7 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     assert "analytics.prices" not in sql.split("using", 1)[1]
     # one tenant per run (here: the shared rows): the key alone joins, within the scope
     assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
-    newer = "coalesce(s.`v` > t.`v`, t.`v` is null)"
+    newer = "coalesce(s.`v` > t.`v`, true)"
     assert f"when matched and s._is_delete and {newer} then delete" in sql
     # the no-op test: an update that changes no value is no clause's row
     assert (
@@ -185,7 +190,7 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     # one window decides the key's row and finds its duplicates and NULLs
     assert "partition by `sku` order by `v` desc" in sql
     assert "when `sku` is null then raise_error('jammi-batch-check:null_key')" in sql
-    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert "when (`v` is null) then raise_error('jammi-batch-check:null_version')" in sql
     assert (
         "when _rn = 2 and _version_above = `v` then "
         "raise_error('jammi-batch-check:duplicate_version') else _rn = 1 end"
@@ -227,7 +232,7 @@ def test_change_set_version_rule_partial_updates_and_delete_when():
     defn = versioned_partial_definition()
     sql = change_set_sql(defn)
     assert "order by `v` desc" in sql
-    assert "coalesce(s_v > t_v, t_v is null)" in sql
+    assert "coalesce(s_v > t_v, true)" in sql
     assert "coalesce(s_price, t_price) <=> t_price" in sql
     assert "coalesce((label = 'gone'), false) as is_delete" in sql
     assert "left join target as t" in sql
@@ -368,7 +373,7 @@ def test_the_planner_checks_the_batch_on_its_way_when_asked():
     versioned = versioned_partial_definition()
     versioned["checks_in_plan"] = True
     sql = change_set_sql(versioned)
-    assert "when `v` is null then raise_error('jammi-batch-check:null_version')" in sql
+    assert "when (`v` is null) then raise_error('jammi-batch-check:null_version')" in sql
     assert (
         "_rn = 2 and _version_above = `v` then raise_error('jammi-batch-check:duplicate_version')"
         in sql

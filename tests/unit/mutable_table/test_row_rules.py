@@ -125,7 +125,7 @@ def test_ttl_without_column_keeps_the_engine_written_time():
         ({"ttl_ms": "1d"}, ["'ttl_ms' must be a positive whole number"]),
         ({"ttl_column": "first_seen"}, ["'ttl_column' is set but 'ttl_ms' is not"]),
         ({"ttl_ms": 1, "ttl_column": "nope"}, ["ttl_column 'nope' is not in the model"]),
-        ({"ttl_ms": 1, "ttl_column": "country"}, ["has type string", "to_epoch_millis"]),
+        ({"ttl_ms": 1, "ttl_column": "country"}, ["has type string", "as timestamp"]),
         (
             {"ttl_ms": 1, "ttl_column": "first_seen", "history": "scd2"},
             ["with history: scd2", "valid_to"],

@@ -1,5 +1,5 @@
 """A model's output columns as the definitions take them: (name, type) pairs, each name
-valid and unique, each type in the closed type set."""
+valid and unique, each type in the model's type set (common/types.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.types import TYPE_SET_SPARK
 from dbt.adapters.jammi.common.validation import validate_column_name, validate_column_type
 
 SchemaInput = Union[Mapping[str, str], Iterable[tuple[str, str]]]
@@ -19,8 +20,11 @@ class ColumnDef:
     type: str
 
 
-def output_columns(schema: list[Any], subject: str) -> list[ColumnDef]:
-    """The columns of ``schema`` (a list of (name, type) pairs), checked."""
+def output_columns(
+    schema: list[Any], subject: str, type_set: str = TYPE_SET_SPARK
+) -> list[ColumnDef]:
+    """The columns of ``schema`` (a list of (name, type) pairs), checked, each with the
+    type it is stored as under ``type_set``."""
     if not schema:
         raise JammiValidationError(
             subject, "the model outputs no columns", "select at least one column"
@@ -43,7 +47,7 @@ def output_columns(schema: list[Any], subject: str) -> list[ColumnDef]:
                 "alias one of the duplicates",
             )
         seen.add(name.lower())
-        columns.append(ColumnDef(name, validate_column_type(name, spark_type, subject)))
+        columns.append(ColumnDef(name, validate_column_type(name, spark_type, subject, type_set)))
     return columns
 
 

@@ -1,4 +1,6 @@
-"""The closed column type set and the mapping from Spark's type strings onto it."""
+"""The column types a definition accepts: Spark's own (``type_set: spark``, the default)
+or Jammi's closed set (``type_set: jammi``), and the mapping from Spark's type strings
+onto either."""
 
 from __future__ import annotations
 
@@ -19,6 +21,14 @@ CLOSED_TYPES: tuple[str, ...] = (
 )
 
 INTEGER_TYPES: frozenset[str] = frozenset({"tinyint", "smallint", "int", "bigint"})
+FLOAT_TYPES: frozenset[str] = frozenset({"float", "double"})
+# Spark's types for points in time (timestamp_ltz is reported as timestamp).
+TIME_TYPES: frozenset[str] = frozenset({"timestamp", "timestamp_ntz", "date"})
+
+# type_set: which types a model's columns may have.
+TYPE_SET_SPARK = "spark"
+TYPE_SET_JAMMI = "jammi"
+TYPE_SETS: tuple[str, ...] = (TYPE_SET_SPARK, TYPE_SET_JAMMI)
 
 # Spark's aliases and catalog spellings of the closed types.
 _ALIASES = {
@@ -48,20 +58,33 @@ class TypeMapping:
     encoding_hint: Optional[str] = None
 
 
-def map_spark_type(spark_type: str, column: str = "col") -> TypeMapping:
+def map_spark_type(
+    spark_type: str, column: str = "col", type_set: str = TYPE_SET_JAMMI
+) -> TypeMapping:
     """Map a type string as Spark reports it (``decimal(10,2)``, ``array<int>``,
     ``timestamp_ntz``, ``varchar(20)``, ``integer``, Spark 4's ``string collate
-    UTF8_LCASE``, ``variant`` and ``time(6)``) onto the closed set."""
+    UTF8_LCASE``, ``variant`` and ``time(6)``) onto the type set: ``closed_type`` is the
+    type the column is stored as (None: refused, ``encoding_hint`` says what to do).
+
+    ``spark`` keeps Spark's own scalar, time, decimal and nested types (normalized:
+    ``integer`` is ``int``, ``decimal`` is ``decimal(10,0)``, ``varchar(n)`` is
+    ``string``); ``jammi`` maps onto the closed set only."""
     raw = spark_type.strip()
     t = raw.lower()
     collated = _COLLATED.match(t)
     if collated:
-        return _map_collated(raw, collated.group("base"), collated.group("collation"), column)
+        return _map_collated(
+            raw, collated.group("base"), collated.group("collation"), column, type_set
+        )
     t = _ALIASES.get(t, t)
     if t in CLOSED_TYPES:
         return TypeMapping(raw, t)
     if _VARCHAR.match(t):
         return TypeMapping(raw, "string")
+    if type_set == TYPE_SET_SPARK:
+        native = _native_type(raw, t)
+        if native is not None:
+            return TypeMapping(raw, native)
     if t in ("timestamp", "timestamp_ntz", "timestamp_ltz"):
         return TypeMapping(
             raw,
@@ -115,11 +138,73 @@ def map_spark_type(spark_type: str, column: str = "col") -> TypeMapping:
     return TypeMapping(raw, None, f"cast {column} to one of: {', '.join(CLOSED_TYPES)}")
 
 
-def _map_collated(raw: str, base: str, collation: str, column: str) -> TypeMapping:
+def _native_type(raw: str, t: str) -> Optional[str]:
+    """The Spark type a ``type_set: spark`` column is stored as, or None when even Spark's
+    own set is no place for it (variant, time, interval, void: their hints apply)."""
+    if t in ("timestamp", "timestamp_ltz"):
+        return "timestamp"
+    if t in ("timestamp_ntz", "date"):
+        return t
+    decimal = _DECIMAL.match(t)
+    if decimal:
+        return f"decimal({decimal.group(3) or 10},{decimal.group(5) or 0})"
+    if t.startswith(("array<", "map<", "struct<")):
+        return normalize_type(raw)
+    return None
+
+
+def normalize_type(spark_type: str) -> str:
+    """A type string compared as Spark compares types: lower case, no blanks (struct field
+    names keep their case: ``struct<Name:string>``)."""
+    text = re.sub(r"\s+", "", spark_type.strip())
+    if not text.lower().startswith("struct<"):
+        return text.lower()
+    # keywords lower, field names as written: each name is followed by ':'
+    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*(?!\w|:)", lambda m: m.group(0).lower(), text)
+
+
+def is_nested(spark_type: str) -> bool:
+    """Arrays, maps and structs: value columns only (never a key, index or version)."""
+    return spark_type.lower().startswith(("array", "map", "struct"))
+
+
+def is_decimal(spark_type: str) -> bool:
+    return spark_type.lower().startswith("decimal")
+
+
+def is_numeric(spark_type: str) -> bool:
+    t = spark_type.lower()
+    return t in INTEGER_TYPES or t in FLOAT_TYPES or is_decimal(t)
+
+
+def is_version_type(spark_type: str) -> bool:
+    """Types a version rule compares: whole numbers, decimals, dates, timestamps and
+    strings (floats are not: two versions must be equal or not, exactly)."""
+    t = spark_type.lower()
+    return t in INTEGER_TYPES or t in TIME_TYPES or t == "string" or is_decimal(t)
+
+
+def is_time_or_integer(spark_type: str) -> bool:
+    """A point in time as Spark's types or as whole epoch milliseconds."""
+    t = spark_type.lower()
+    return t in INTEGER_TYPES or t in TIME_TYPES
+
+
+def decimal_parts(spark_type: str) -> Optional[tuple[int, int]]:
+    """``(precision, scale)`` of a ``decimal(p,s)`` type string, None for other types."""
+    decimal = _DECIMAL.match(spark_type.strip().lower())
+    if not decimal:
+        return None
+    return int(decimal.group(3) or 10), int(decimal.group(5) or 0)
+
+
+def _map_collated(
+    raw: str, base: str, collation: str, column: str, type_set: str = TYPE_SET_JAMMI
+) -> TypeMapping:
     """A collated string keeps the closed ``string`` type only under the default,
     byte-wise collation: keys and change detection compare values byte by byte, so a
     case- or accent-insensitive collation would change what counts as the same key."""
-    mapped = map_spark_type(base, column)
+    mapped = map_spark_type(base, column, type_set)
     if mapped.closed_type != "string":
         return TypeMapping(raw, None, mapped.encoding_hint)
     if collation == _BINARY_COLLATION:

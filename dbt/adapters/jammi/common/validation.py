@@ -7,7 +7,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import CLOSED_TYPES, map_spark_type
+from dbt.adapters.jammi.common.types import (
+    CLOSED_TYPES,
+    TYPE_SET_JAMMI,
+    TYPE_SET_SPARK,
+    TYPE_SETS,
+    map_spark_type,
+)
 
 TENANT_COLUMN = "tenant_id"
 
@@ -98,16 +104,32 @@ def validate_column_name(name: Any, subject: str) -> str:
     return name
 
 
-def validate_column_type(name: str, spark_type: str, subject: str) -> str:
-    mapping = map_spark_type(spark_type, name)
+def validate_column_type(
+    name: str, spark_type: str, subject: str, type_set: str = TYPE_SET_SPARK
+) -> str:
+    """The type column ``name`` is stored as under ``type_set``, or a refusal naming the
+    fix (the encoding to use)."""
+    mapping = map_spark_type(spark_type, name, type_set)
     if mapping.closed_type is None:
+        if type_set == TYPE_SET_JAMMI:
+            problem = (
+                f"column '{name}' has type {spark_type}, outside the closed type set "
+                f"({', '.join(CLOSED_TYPES)}) of type_set: jammi"
+            )
+        else:
+            problem = f"column '{name}' has type {spark_type}, which a table cannot store"
         raise JammiValidationError(
-            subject,
-            f"column '{name}' has type {spark_type}, outside the closed type set "
-            f"({', '.join(CLOSED_TYPES)})",
-            mapping.encoding_hint or "cast it to a closed type",
+            subject, problem, mapping.encoding_hint or "cast it to a closed type"
         )
     return mapping.closed_type
+
+
+def validate_type_set(value: Any, subject: str) -> str:
+    """Config ``type_set``: ``spark`` (Spark's own types, the default) or ``jammi`` (the
+    closed set readable by Jammi's own engine)."""
+    if value is None:
+        return TYPE_SET_SPARK
+    return str(require_choice(value, "type_set", TYPE_SETS, subject))
 
 
 def column_list(value: Any, option: str, subject: str, allow_empty: bool = False) -> list[str]:

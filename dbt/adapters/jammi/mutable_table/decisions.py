@@ -17,7 +17,7 @@ from typing import Any, Optional
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.types import INTEGER_TYPES, decimal_parts, normalize_type
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
 
@@ -61,12 +61,32 @@ class SchemaReconciliation:
     missing_columns: list[str]
 
 
+# What a stored column takes from a model whose output type changed (the batch is cast
+# to the stored type): said in the error that refuses anything else.
+ALLOWED_TYPE_CHANGES = (
+    "whole numbers into any whole-number type, whole numbers and floats into float or "
+    "double, a decimal of lower or equal precision at the same scale into a decimal, a "
+    "date into a timestamp; nested types must stay the same"
+)
+
+
 def _compatible(stored: str, batch: str) -> bool:
+    stored, batch = normalize_type(stored), normalize_type(batch)
     if stored == batch:
         return True
     if stored in INTEGER_TYPES and batch in INTEGER_TYPES:
         return True
-    return stored in _FLOAT_TYPES and (batch in _FLOAT_TYPES or batch in INTEGER_TYPES)
+    if stored in _FLOAT_TYPES and (batch in _FLOAT_TYPES or batch in INTEGER_TYPES):
+        return True
+    if stored in ("timestamp", "timestamp_ntz") and batch == "date":
+        return True
+    stored_decimal, batch_decimal = decimal_parts(stored), decimal_parts(batch)
+    return (
+        stored_decimal is not None
+        and batch_decimal is not None
+        and batch_decimal[1] == stored_decimal[1]
+        and batch_decimal[0] <= stored_decimal[0]
+    )
 
 
 def reconcile_schema(
@@ -82,7 +102,7 @@ def reconcile_schema(
     allowed by ``on_schema_change`` / ``partial_updates``.
     """
     subject = f"mutable_table '{model_name}'"
-    stored = [(str(n), str(t).lower()) for n, t in stored_columns if n != TENANT_COLUMN]
+    stored = [(str(n), normalize_type(str(t))) for n, t in stored_columns if n != TENANT_COLUMN]
     stored_types = dict(stored)
     batch_columns = [(str(n), str(t)) for n, t in batch_definition["columns"]]
     batch_types = dict(batch_columns)
@@ -113,7 +133,8 @@ def reconcile_schema(
                 f"column '{name}' is stored as {stored_type} but the model now outputs "
                 f"{batch_type}",
                 f"cast it back: cast({name} as {stored_type}) as {name}, or rebuild the "
-                "table with --full-refresh (needs config full_refresh: true)",
+                "table with --full-refresh (needs config full_refresh: true). A stored "
+                f"column takes {ALLOWED_TYPE_CHANGES}",
             )
 
     key = set(batch_definition["storage_key"]) - engine_columns
@@ -165,8 +186,8 @@ def reconcile_schema(
         stored_names = {n for n, _ in storage}
         vf, vt = batch_definition["valid_from"], batch_definition["valid_to"]
         if vf not in stored_names:
-            storage.append([vf, "bigint"])
-        storage.append([vt, "bigint"])
+            storage.append([vf, stored_types.get(vf, "bigint")])
+        storage.append([vt, stored_types.get(vt, "bigint")])
     elif keeps_written_at:
         storage.append([WRITTEN_AT_COLUMN, "bigint"])
     definition["storage_columns"] = storage

@@ -12,18 +12,25 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns, single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
-from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.types import TYPE_SET_SPARK
 from dbt.adapters.jammi.common.validation import (
     column_list,
     require_bool,
     require_choice,
     require_columns,
     validate_table_id,
+    validate_type_set,
+)
+from dbt.adapters.jammi.mutable_table.column_types import (
+    VersionColumn,
+    refuse_nested,
+    validate_version_column,
+    version_columns,
 )
 from dbt.adapters.jammi.mutable_table.indexes import MutableIndexDef, build_indexes, config_indexes
 from dbt.adapters.jammi.mutable_table.rules.changelog import validate_changelog_rebuild
@@ -58,7 +65,7 @@ class MutableTableDefinition:
     primary_key: tuple[str, ...]
     indexes: tuple[MutableIndexDef, ...] = ()
     ordering_column: Optional[str] = None
-    version_column: Optional[str] = None
+    version_column: Optional[VersionColumn] = None
     partial_updates: bool = False
     delete_when: Optional[str] = None
     hard_deletes: str = "ignore"
@@ -73,6 +80,18 @@ class MutableTableDefinition:
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: bool = False
+    type_set: str = TYPE_SET_SPARK
+
+    @property
+    def version_columns(self) -> tuple[str, ...]:
+        """The version rule's columns in comparison order (empty without a rule)."""
+        return version_columns(self.version_column)
+
+    @property
+    def interval_type(self) -> str:
+        """scd2: the type of valid_from / valid_to, the effective time's (a timestamp
+        history has timestamp intervals), else bigint epoch milliseconds."""
+        return next((c.type for c in self.columns if c.name == self.valid_from), "bigint")
 
     @property
     def column_names(self) -> list[str]:
@@ -99,7 +118,7 @@ class MutableTableDefinition:
             names = {c.name for c in columns}
             if self.valid_from not in names:
                 columns.append(ColumnDef(self.valid_from, "bigint"))
-            columns.append(ColumnDef(self.valid_to, "bigint"))
+            columns.append(ColumnDef(self.valid_to, self.interval_type))
         elif self.ttl_ms and not self.ttl_column:
             columns.append(ColumnDef(WRITTEN_AT_COLUMN, "bigint"))
         return columns
@@ -117,6 +136,12 @@ class MutableTableDefinition:
         data["value_columns"] = self.value_columns
         data["storage_columns"] = [[c.name, c.type] for c in self.storage_columns]
         data["merge_functions"] = dict(self.merge_functions)
+        if isinstance(self.version_column, tuple):
+            data["version_column"] = list(self.version_column)
+        # Spark's own types are the default: a table recorded before type_set existed
+        # keeps its recorded definition
+        if self.type_set == TYPE_SET_SPARK:
+            del data["type_set"]
         # options added after tables were first recorded are written only when set, so
         # a table that does not use them keeps its recorded definition unchanged
         for option in OPTIONAL_KEYS:
@@ -153,6 +178,7 @@ class MutableTableDefinition:
             "tenant_from": builder.tenant_from,
             "on_schema_change": builder.on_schema_change,
             "file_format": builder.file_format,
+            "type_set": builder.type_set,
         }
         for option in RULE_OPTIONS:  # a row rule's options (rules/registry.py)
             known[option] = partial(builder.option, option)
@@ -209,8 +235,11 @@ class MutableTableDefinitionBuilder:
             raise ValueError(f"{option!r} is not a row rule's option: {RULE_OPTIONS}")
         return self._set(option, value)
 
-    def version_column(self, column: str) -> MutableTableDefinitionBuilder:
+    def version_column(self, column: Union[str, Sequence[str]]) -> MutableTableDefinitionBuilder:
         return self._set("version_column", column)
+
+    def type_set(self, type_set: str) -> MutableTableDefinitionBuilder:
+        return self._set("type_set", type_set)
 
     def partial_updates(self, enabled: bool = True) -> MutableTableDefinitionBuilder:
         return self._set("partial_updates", enabled)
@@ -260,7 +289,8 @@ class MutableTableDefinitionBuilder:
     def build(self) -> MutableTableDefinition:
         subject = self.subject
         opts = self._options
-        columns = self._columns()
+        type_set = validate_type_set(opts.get("type_set"), subject)
+        columns = output_columns(self._schema, subject, type_set)
         names = [c.name for c in columns]
         types = {c.name: c.type for c in columns}
 
@@ -279,6 +309,7 @@ class MutableTableDefinitionBuilder:
                 "name at least one column in primary_key, e.g. primary_key=['id']",
             )
         require_columns(self._primary_key, names, "primary_key", subject)
+        refuse_nested(self._primary_key, types, "primary_key", subject)
         if history == "scd2" and valid_from in self._primary_key:
             raise JammiValidationError(
                 subject,
@@ -287,28 +318,16 @@ class MutableTableDefinitionBuilder:
                 f"remove '{valid_from}' from primary_key",
             )
 
-        version_column = opts.get("version_column")
-        if version_column is not None:
-            version_column = self._single_column("version_column", version_column)
-            require_columns([version_column], names, "version_column", subject)
-            if types[version_column] not in INTEGER_TYPES:
-                raise JammiValidationError(
-                    subject,
-                    f"version_column '{version_column}' has type {types[version_column]}",
-                    "use an integer column (e.g. bigint epoch milliseconds or a counter)",
-                )
-            if version_column in self._primary_key:
-                raise JammiValidationError(
-                    subject,
-                    f"version_column '{version_column}' is part of the primary key",
-                    "choose a version column outside the primary key",
-                )
+        version_column = validate_version_column(
+            opts.get("version_column"), names, types, self._primary_key, type_set, subject
+        )
 
         ordering_column = opts.get("ordering_column")
         if ordering_column is not None:
             ordering_column = self._single_column("ordering_column", ordering_column)
             if ordering_column not in (*names, valid_from if history == "scd2" else None):
                 require_columns([ordering_column], names, "ordering_column", subject)
+            refuse_nested([ordering_column], types, "ordering_column", subject)
 
         tenant_from = opts.get("tenant_from")
         if tenant_from is not None:
@@ -338,6 +357,7 @@ class MutableTableDefinitionBuilder:
 
         # the row rules (rules/registry.py) validate their options against the key fields
         draft = MutableTableDefinition(
+            type_set=type_set,
             table_id=self._table_id,
             columns=tuple(columns),
             primary_key=tuple(self._primary_key),
@@ -381,12 +401,12 @@ class MutableTableDefinitionBuilder:
             file_format=require_choice(
                 opts.get("file_format", "auto"), "file_format", FILE_FORMATS, subject
             ),
+            type_set=type_set,
             **rule_fields,
         )
+        for index in definition.indexes:
+            refuse_nested(index.columns, types, f"index '{index.name}'", subject)
         return definition
-
-    def _columns(self) -> list[ColumnDef]:
-        return output_columns(self._schema, self.subject)
 
     def _single_column(self, option: str, value: Any) -> str:
         return single_column(option, value, self.subject)

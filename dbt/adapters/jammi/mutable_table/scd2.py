@@ -18,7 +18,7 @@ from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.common.columns import single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.types import INTEGER_TYPES, is_time_or_integer
 from dbt.adapters.jammi.common.validation import (
     TENANT_COLUMN,
     column_list,
@@ -26,6 +26,7 @@ from dbt.adapters.jammi.common.validation import (
     require_choice,
     require_columns,
 )
+from dbt.adapters.jammi.mutable_table.column_types import version_columns
 
 # The definition's options for history (validated here, next to the planner they drive).
 HISTORY_MODES = ("none", "scd2")
@@ -51,12 +52,12 @@ def validate_history(
                 f"column '{valid_to}' (valid_to) is in the model's output; the engine maintains it",
                 f"remove '{valid_to}' from the select list",
             )
-        if valid_from in names and types[valid_from] not in INTEGER_TYPES:
+        if valid_from in names and not is_time_or_integer(types[valid_from]):
             raise JammiValidationError(
                 subject,
                 f"valid_from column '{valid_from}' has type {types[valid_from]}",
-                f"output it as bigint epoch milliseconds: "
-                f"{{{{ to_epoch_millis('...') }}}} as {valid_from}",
+                f"output the effective time as a timestamp, a date or bigint epoch "
+                f"milliseconds: cast(... as timestamp) as {valid_from}",
             )
     return history, valid_from, valid_to
 
@@ -109,11 +110,14 @@ class Scd2Plan:
     value_columns: tuple[str, ...]
     value_types: tuple[str, ...]
     track_columns: tuple[str, ...]
+    track_types: tuple[str, ...]
     storage_columns: tuple[StorageColumn, ...]
     valid_from: str
     valid_to: str
     effective_time_column: Optional[str]
     run_time_ms: int
+    interval_type: str
+    run_time: str
     version_column: Optional[str]
     delete_when: Optional[str]
     hard_deletes: bool
@@ -131,6 +135,14 @@ def epoch_millis(moment: Optional[datetime.datetime]) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.timezone.utc)
     return int(moment.timestamp() * 1000)
+
+
+def interval_value_sql(moment_ms: int, interval_type: str) -> str:
+    """A moment (epoch milliseconds) as a value of the history's interval type: bigint
+    milliseconds, or a timestamp / timestamp_ntz / date (UTC)."""
+    if interval_type.lower() in INTEGER_TYPES:
+        return f"cast({moment_ms} as bigint)"
+    return f"cast(timestamp_millis({moment_ms}) as {interval_type})"
 
 
 def _pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -168,19 +180,26 @@ def plan_scd2(
         else:
             role = "value"
         storage.append(StorageColumn(name, q(name), spark_type, role))
-    version_column = definition.get("version_column")
+    versions = version_columns(definition.get("version_column"))
+    track = list(definition.get("track_columns") or ())
+    types = dict(user_columns)
+    interval_type = next((c.type for c in storage if c.role == "valid_from"), "bigint")
+    run_time_ms = epoch_millis(run_started_at)
     return Scd2Plan(
         tenant_column=q(TENANT_COLUMN),
         key_columns=tuple(q(c) for c in primary_key),
         value_columns=tuple(q(n) for n, _ in values),
         value_types=tuple(t for _, t in values),
-        track_columns=tuple(q(c) for c in definition.get("track_columns") or ()),
+        track_columns=tuple(q(c) for c in track),
+        track_types=tuple(types.get(c, "") for c in track),
         storage_columns=tuple(storage),
         valid_from=q(valid_from),
         valid_to=q(valid_to),
         effective_time_column=q(valid_from) if valid_from in user_names else None,
-        run_time_ms=epoch_millis(run_started_at),
-        version_column=q(version_column) if version_column else None,
+        run_time_ms=run_time_ms,
+        interval_type=interval_type,
+        run_time=interval_value_sql(run_time_ms, interval_type),
+        version_column=", ".join(q(c) for c in versions) if versions else None,
         delete_when=definition.get("delete_when"),
         hard_deletes=definition.get("hard_deletes") == "delete",
     )

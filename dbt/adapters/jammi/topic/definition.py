@@ -16,6 +16,7 @@ from dbt.adapters.jammi.common.validation import (
     require_positive_int,
     validate_registry_schema,
     validate_topic_name,
+    validate_type_set,
 )
 
 
@@ -78,7 +79,9 @@ class TopicDefinition:
         name = config.get("topic_name") or default_topic_name(model_name)
         validate_topic_name(name, subject)
         columns = output_columns(
-            list(schema.items()) if isinstance(schema, Mapping) else list(schema), subject
+            list(schema.items()) if isinstance(schema, Mapping) else list(schema),
+            subject,
+            validate_type_set(config.get("type_set"), subject),
         )
         retention_offsets = config.get("retention_offsets")
         if retention_offsets is not None:

@@ -9,8 +9,14 @@ from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.validation import require_positive_int
-from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, now_ms, ttl_cutoff_ms
+from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
+from dbt.adapters.jammi.mutable_table.rules.ttl import (
+    WRITTEN_AT_COLUMN,
+    age_column,
+    age_millis_sql,
+    now_ms,
+    ttl_cutoff_ms,
+)
 
 
 def expire_definition(
@@ -59,6 +65,14 @@ class MutableRulesAdapterMixin(metaclass=AdapterMeta):
         """Epoch milliseconds: rows whose age column is below this have expired (``now``:
         the plan's clock, the definition's run-only ``now_ms``)."""
         return ttl_cutoff_ms(int(ttl_ms), int(now))
+
+    @available
+    def mutable_ttl_age_sql(self, definition: Mapping[str, Any]) -> str:
+        """A stored row's age column as epoch milliseconds (a timestamp or date column
+        converts), compared with ``mutable_ttl_cutoff``."""
+        column = age_column(definition)
+        types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
+        return age_millis_sql(quote_identifier(column), types.get(column, "bigint"))
 
     @available
     def mutable_written_at_column(self) -> str:

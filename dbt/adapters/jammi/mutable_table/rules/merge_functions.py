@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.types import is_nested, is_numeric
+from dbt.adapters.jammi.mutable_table.column_types import VersionColumn, version_columns
 
 if TYPE_CHECKING:
     from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 OPTIONS = ("merge_functions",)
 
 MERGE_FUNCTIONS = ("sum", "min", "max", "last_non_null", "first")
-NUMERIC_TYPES = frozenset(INTEGER_TYPES | {"float", "double"})
 
 
 def definition_fields(
@@ -46,7 +46,7 @@ def validate_merge_functions(
     subject: str,
     types: Mapping[str, str],
     primary_key: Sequence[str],
-    version_column: Optional[str],
+    version_column: Optional[VersionColumn],
     tenant_from: Optional[str],
     history: str,
 ) -> tuple[tuple[str, str], ...]:
@@ -88,17 +88,17 @@ def validate_merge_functions(
                 "identifies or orders a change and is never combined",
                 f"remove '{column}' from merge_functions",
             )
-        if function == "sum" and types[column] not in NUMERIC_TYPES:
+        if function == "sum" and not is_numeric(types[column]):
             raise JammiValidationError(
                 subject,
                 f"merge_functions sums column '{column}' of type {types[column]}",
                 f"sum a numeric column, or cast it: cast({column} as bigint) as {column}",
             )
-        if function in ("min", "max") and types[column] == "binary":
+        if function in ("min", "max") and (types[column] == "binary" or is_nested(types[column])):
             raise JammiValidationError(
                 subject,
-                f"merge_functions takes the {function} of binary column '{column}'",
-                "use first or last_non_null for binary columns",
+                f"merge_functions takes the {function} of {types[column]} column '{column}'",
+                f"use first or last_non_null for {types[column].split('<')[0]} columns",
             )
     if version_column is None and "sum" in value.values():
         summed = next(c for c, f in value.items() if f == "sum")
@@ -115,12 +115,12 @@ def validate_merge_functions(
 def _engine_role(
     column: str,
     primary_key: Sequence[str],
-    version_column: Optional[str],
+    version_column: Optional[VersionColumn],
     tenant_from: Optional[str],
 ) -> Optional[str]:
     if column in primary_key:
         return "primary key"
-    if column == version_column:
+    if column in version_columns(version_column):
         return "version_column"
     if column == tenant_from:
         return "tenant_from column"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import INTEGER_TYPES
+from dbt.adapters.jammi.common.types import INTEGER_TYPES, is_time_or_integer
 from dbt.adapters.jammi.common.validation import require_positive_int
 
 if TYPE_CHECKING:
@@ -76,14 +76,31 @@ def validate_ttl(
             f"ttl_column '{ttl_column}' is not in the model's output (columns: {', '.join(types)})",
             f"add '{ttl_column}' to the model's select list or fix ttl_column",
         )
-    if types[ttl_column] not in INTEGER_TYPES:
+    if not is_time_or_integer(types[ttl_column]):
         raise JammiValidationError(
             subject,
             f"ttl_column '{ttl_column}' has type {types[ttl_column]}",
-            f"output it as bigint epoch milliseconds: "
-            f"{{{{ to_epoch_millis('...') }}}} as {ttl_column}",
+            f"output it as a timestamp, a date or bigint epoch milliseconds: "
+            f"cast(... as timestamp) as {ttl_column}",
         )
     return ttl_ms, ttl_column
+
+
+def age_column(definition: Mapping[str, Any]) -> str:
+    """The column a row's age is read from: valid_to (scd2), ttl_column, or the engine's
+    ``_written_at``."""
+    if definition.get("history") == "scd2":
+        return str(definition["valid_to"])
+    return str(definition.get("ttl_column") or WRITTEN_AT_COLUMN)
+
+
+def age_millis_sql(column_sql: str, spark_type: str) -> str:
+    """A TTL age column as epoch milliseconds: whole numbers are already; a date or
+    timestamp converts (a timestamp_ntz or a date counts as UTC: the session time zone
+    the adapter sets)."""
+    if spark_type.lower() in INTEGER_TYPES:
+        return column_sql
+    return f"unix_millis(cast({column_sql} as timestamp))"
 
 
 def now_ms() -> int:

@@ -14,8 +14,9 @@
                  # valid_from: valid_from    # defaults
                  # valid_to: valid_to
 
-     Failing rows: tenant_id, the key, valid_from, valid_to and `invariant` naming the
-     broken rule. --#}
+     Failing rows: tenant_id, the key, valid_from, valid_to (as text: one union of the
+     three checks whatever the interval type, epoch milliseconds or timestamps) and
+     `invariant` naming the broken rule. --#}
 
 {% test scd2_valid_history(model, columns, valid_from='valid_from', valid_to='valid_to') %}
   {{ return(adapter.dispatch('test_scd2_valid_history', 'dbt')(
@@ -48,7 +49,7 @@ union all
 {% macro scd2_one_open_row_sql(model, columns, valid_from, valid_to) -%}
 {%- set q = adapter.quote_column -%}
 select tenant_id{% for c in columns %}, {{ q(c) }}{% endfor %},
-  cast({{ q(valid_from) }} as bigint) as valid_from, cast({{ q(valid_to) }} as bigint) as valid_to,
+  cast({{ q(valid_from) }} as string) as valid_from, cast({{ q(valid_to) }} as string) as valid_to,
   'more than one open row' as invariant
 from (
   select *, count(*) over (partition by tenant_id{% for c in columns %}, {{ q(c) }}{% endfor %}) as open_rows
@@ -64,7 +65,7 @@ where open_rows > 1
 {% macro scd2_no_overlapping_intervals_sql(model, columns, valid_from, valid_to) -%}
 {%- set q = adapter.quote_column -%}
 select tenant_id{% for c in columns %}, {{ q(c) }}{% endfor %},
-  cast({{ q(valid_from) }} as bigint) as valid_from, cast({{ q(valid_to) }} as bigint) as valid_to,
+  cast({{ q(valid_from) }} as string) as valid_from, cast({{ q(valid_to) }} as string) as valid_to,
   'overlaps the next interval' as invariant
 from (
   select *, lead({{ q(valid_from) }}) over (
@@ -81,7 +82,7 @@ where next_valid_from is not null
 {% macro scd2_valid_interval_bounds_sql(model, columns, valid_from, valid_to) -%}
 {%- set q = adapter.quote_column -%}
 select tenant_id{% for c in columns %}, {{ q(c) }}{% endfor %},
-  cast({{ q(valid_from) }} as bigint) as valid_from, cast({{ q(valid_to) }} as bigint) as valid_to,
+  cast({{ q(valid_from) }} as string) as valid_from, cast({{ q(valid_to) }} as string) as valid_to,
   'valid_from is not before valid_to' as invariant
 from {{ model }}
 where {{ q(valid_from) }} is null

@@ -19,7 +19,8 @@
   Decisions per key (SPEC section 4):
     - batch rows are stamped with tenant_id (bound tenant / tenant_from / NULL);
     - duplicate keys in the batch were rejected or resolved by the checks in
-      checks.sql; here the highest version_column per key is taken;
+      checks.sql; here the highest version per key is taken (version_rule.sql: one
+      column, or several compared in order);
     - delete_when rows delete their key, hard_deletes: delete deletes stored keys of
       the run's scope that are absent from the batch;
     - with version_column an existing key changes only if the batch version is greater
@@ -79,6 +80,18 @@
 {%- endmacro %}
 
 
+{#-- NULL-safe equality of two values of a column of type `spark_type`. Spark cannot
+     compare maps, so a value holding a map compares as its JSON text (the same map
+     written in the same key order is the same value). --#}
+{% macro mutable_same_value(a, b, spark_type) -%}
+  {%- if 'map<' in (spark_type | lower) -%}
+    to_json({{ a }}) <=> to_json({{ b }})
+  {%- else -%}
+    {{ a }} <=> {{ b }}
+  {%- endif -%}
+{%- endmacro %}
+
+
 {#-- a.tenant_id <=> b.tenant_id and a.k = b.k ... over the storage key --#}
 {% macro mutable_key_match_clause(definition, left, right) -%}
   {{ left }}.tenant_id <=> {{ right }}.tenant_id
@@ -107,8 +120,10 @@
 {%- set values = definition.value_columns -%}
 {%- set version = definition.version_column -%}
 {%- set full_outer = definition.hard_deletes == 'delete' -%}
+{%- set types = {} -%}
+{%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set newer -%}
-  {%- if version -%}coalesce(s_{{ version }} > t_{{ version }}, t_{{ version }} is null){%- else -%}true{%- endif -%}
+  {%- if version -%}{{ mutable_version_newer(definition, 's_', 't_', quote=false) }}{%- else -%}true{%- endif -%}
 {%- endset -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {#-- merge functions with a version column: the batch rows of a key newer than its stored
@@ -150,7 +165,7 @@ latest as (
   select * from (
     select *, row_number() over (
       partition by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
-      order by {{ q(version) }} desc) as rn, false as restarted
+      order by {{ mutable_version_expr(definition) }} desc) as rn, false as restarted
     from batch
   ) where rn = 1
   {%- else %}
@@ -191,7 +206,7 @@ decided as (
       when not in_target then 'insert'
       when not ({{ newer }}) then null
       {%- if values %}
-      when {% for c in values %}{{ new_value[c] }} <=> t_{{ c }}{{ ' and ' if not loop.last }}{% endfor %} then null
+      when {% for c in values %}{{ mutable_same_value(new_value[c], 't_' ~ c, types[c]) }}{{ ' and ' if not loop.last }}{% endfor %} then null
       {%- else %}
       when true then null
       {%- endif %}

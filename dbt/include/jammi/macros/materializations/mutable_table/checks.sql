@@ -22,7 +22,7 @@
 
 
 {% macro get_batch_null_version_sql(definition, batch_source) -%}
-  select * from {{ batch_source }} where {{ adapter.quote_column(definition.version_column) }} is null limit 5
+  select * from {{ batch_source }} where {{ mutable_version_is_null(definition) }} limit 5
 {%- endmacro %}
 
 
@@ -38,9 +38,9 @@
   candidates as (
     {%- if version %}
     select * from (
-      select tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}, {{ adapter.quote_column(version) }},
+      select tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}, {{ mutable_version_list(definition) }},
         rank() over (partition by tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}
-                     order by {{ adapter.quote_column(version) }} desc) as version_rank
+                     order by {{ mutable_version_expr(definition) }} desc) as version_rank
       from stamped
     ) where version_rank = 1
     {%- else %}
@@ -48,9 +48,9 @@
     {%- endif %}
   )
   select tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}
-    {%- if version %}, {{ adapter.quote_column(version) }}{% endif %}, count(*) as row_count
+    {%- if version %}, {{ mutable_version_list(definition) }}{% endif %}, count(*) as row_count
   from candidates
-  group by tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}{% if version %}, {{ adapter.quote_column(version) }}{% endif %}
+  group by tenant_id{% for k in key %}, {{ adapter.quote_column(k) }}{% endfor %}{% if version %}, {{ mutable_version_list(definition) }}{% endif %}
   having count(*) > 1
   limit 5
 {%- endmacro %}
@@ -67,20 +67,20 @@
   select *,
     row_number() over batch_key as _rn
     {%- if version %},
-    lag({{ q(version) }}) over batch_key as _version_above
+    lag({{ mutable_version_expr(definition) }}) over batch_key as _version_above
     {%- endif %}
   from (
     {{ stamped_sql }}
   ) as stamped
   window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
-    order by {% if version %}{{ q(version) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+    order by {% if version %}{{ mutable_version_expr(definition) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
 {%- endmacro %}
 
 
 {#-- True for a ranked row (mutable_ranked_batch_sql) that duplicates its key: a key's
      second row (no version column), or a second row at the key's highest version. --#}
 {% macro mutable_duplicate_row_predicate(definition) -%}
-  _rn = 2{% if definition.version_column %} and _version_above = {{ adapter.quote_column(definition.version_column) }}{% endif %}
+  _rn = 2{% if definition.version_column %} and _version_above = {{ mutable_version_expr(definition) }}{% endif %}
 {%- endmacro %}
 
 
@@ -98,7 +98,7 @@ select * from (
 where case
   when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
   {%- if version %}
-  when {{ q(version) }} is null then {{ mutable_batch_check_error('null_version') }}
+  when {{ mutable_version_is_null(definition) }} then {{ mutable_batch_check_error('null_version') }}
   {%- endif %}
   when {{ mutable_duplicate_row_predicate(definition) }} then {{ mutable_batch_check_error('duplicate_version' if version else 'duplicate_key') }}
   else _rn = 1
@@ -123,7 +123,7 @@ end
   {%- set stamped_sql = 'select ' ~ mutable_tenant_expr(definition, tenant) ~ ' as tenant_id, * from ' ~ batch_source -%}
   select
     coalesce(max({% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
-    coalesce(max({{ (q(version) ~ ' is null') if version else 'false' }}), false) as null_version,
+    coalesce(max({{ mutable_version_is_null(definition) if version else 'false' }}), false) as null_version,
     coalesce(max({{ mutable_duplicate_row_predicate(definition) }}), false) as duplicate
   from (
     {{ mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) }}
@@ -152,13 +152,13 @@ end
   {%- if definition.version_column -%}
     {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_source)) -%}
     {%- if null_versions.rows | length > 0 -%}
-      {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ definition.version_column ~ "'") -%}
+      {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ mutable_version_list(definition) | replace('`', "") | replace(", ", "', '") ~ "'") -%}
     {%- endif -%}
   {%- endif -%}
   {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_source, tenant)) -%}
   {%- set duplicate_kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
   {#-- without samples (the model's output changed between two reads): the kind alone --#}
-  {%- do adapter.mutable_batch_error(model.name, duplicate_kind if duplicates.rows | length > 0 else (kind or duplicate_kind), duplicates, "'" ~ (definition.version_column or '') ~ "'") -%}
+  {%- do adapter.mutable_batch_error(model.name, duplicate_kind if duplicates.rows | length > 0 else (kind or duplicate_kind), duplicates, "'" ~ mutable_version_list(definition) | replace('`', "") | replace(", ", "', '") ~ "'") -%}
 {%- endmacro %}
 
 

@@ -22,8 +22,10 @@
 {%- set q = adapter.quote_column -%}
 {%- set version = definition.version_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
+{%- set types = {} -%}
+{%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set newer -%}
-  {%- if version -%}coalesce(s.{{ q(version) }} > t.{{ q(version) }}, t.{{ q(version) }} is null){%- else -%}true{%- endif -%}
+  {%- if version -%}{{ mutable_version_newer(definition, 's.', 't.') }}{%- else -%}true{%- endif -%}
 {%- endset -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
@@ -39,7 +41,7 @@ when matched and s._is_delete and {{ newer }} then delete
 {%- endif %}
 {%- if definition.value_columns %}
 when matched and not s._is_delete and {{ newer }}
-  and not ({% for c in definition.value_columns %}{{ new_value[c] }} <=> t.{{ q(c) }}{{ ' and ' if not loop.last }}{% endfor %}) then update set
+  and not ({% for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor %}) then update set
   {%- for c in definition.value_columns %}
   t.{{ q(c) }} = {{ new_value[c] }}{{ ',' if not loop.last }}
   {%- endfor %}

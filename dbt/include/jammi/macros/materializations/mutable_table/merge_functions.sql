@@ -32,7 +32,8 @@
 {% macro mutable_merge_functions_latest_sql(definition, target_relation, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set key = definition.storage_key -%}
-{%- set v = q(definition.version_column) -%}
+{%- set v = mutable_version_expr(definition) -%}
+{%- set version_parts = [definition.version_column] if definition.version_column is string else (definition.version_column or []) -%}
 {%- set functions = definition.get('merge_functions') or {} -%}
   select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
     {%- for c in definition.storage_columns if c[0] not in key %}
@@ -40,7 +41,7 @@
     {%- set fn = functions.get(c[0]) %}
     {%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' %}
     cast(
-      {%- if c[0] == definition.version_column %} max({{ col }})
+      {%- if c[0] in version_parts %} max_by({{ col }}, {{ v }})
       {%- elif fn in ('sum', 'min', 'max') %} {{ fn }}({{ col }}) filter (where not is_delete)
       {%- elif fn == 'first' %} min_by({{ col }}, {{ live }})
       {%- elif fn == 'last_non_null' or definition.partial_updates %} max_by({{ col }}, {{ live }})
@@ -58,11 +59,11 @@
       from (
         select b.* from batch as b
         left join (
-          select scoped.tenant_id{% for k in key %}, scoped.{{ q(k) }}{% endfor %}, scoped.{{ v }} as _stored_version
+          select scoped.tenant_id{% for k in key %}, scoped.{{ q(k) }}{% endfor %}, {{ mutable_version_expr(definition, 'scoped.') }} as _stored_version
           from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
           left semi join batch as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
         ) as stored on {{ mutable_key_match_clause(definition, 'b', 'stored') }}
-        where coalesce(b.{{ v }} > stored._stored_version, true)
+        where coalesce({{ mutable_version_expr(definition, 'b.') }} > stored._stored_version, true)
       ) as fresh
     ) where _last_delete is null or {{ v }} >= _last_delete
   ) as combined

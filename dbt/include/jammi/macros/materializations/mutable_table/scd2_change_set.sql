@@ -44,7 +44,7 @@
   {%- if target_relation is none -%}
     select cast(null as string) as {{ plan.tenant_column }},
       {%- for c in plan.storage_columns if c.role == 'key' %} cast(null as {{ c.type }}) as {{ c.quoted }},{% endfor %}
-      cast(null as bigint) as _vf, cast(null as bigint) as _vt
+      cast(null as {{ plan.interval_type }}) as _vf, cast(null as {{ plan.interval_type }}) as _vt
       {%- for c in plan.value_columns %}, cast(null as {{ plan.value_types[loop.index0] }}) as {{ c }}{% endfor %}
     where 1 = 0
   {%- else -%}
@@ -74,7 +74,7 @@
     or (not _is_delete and not (
       coalesce(not _prev_is_delete, false)
       {%- for c in plan.track_columns %}
-      and {{ c }} <=> `_prev_{{ loop.index }}`
+      and {{ mutable_same_value(c, '`_prev_' ~ loop.index ~ '`', plan.track_types[loop.index0]) }}
       {%- endfor %}))
     or (_is_delete and coalesce(not _prev_is_delete, false)))
 {%- endmacro %}
@@ -86,7 +86,7 @@
 {%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
 {%- set keys = scd2_key_list(plan) -%}
-{%- set version_expr = 'cast(' ~ plan.version_column ~ ' as bigint)' if plan.version_column else 'cast(null as bigint)' -%}
+{%- set version_expr = mutable_version_expr(definition) if plan.version_column else 'cast(null as bigint)' -%}
 {%- set tenant_expr = mutable_tenant_expr(definition, tenant) -%}
 {%- set valid_from_name = plan.valid_from | replace('`', '') -%}
 {%- set key_text -%}
@@ -111,7 +111,7 @@ batch_rows as (
     {%- for k in plan.key_columns %}
     {{ k }},
     {%- endfor %}
-    cast({{ plan.effective_time_column or plan.run_time_ms }} as bigint) as _vf,
+    {% if plan.effective_time_column %}cast({{ plan.effective_time_column }} as {{ plan.interval_type }}){% else %}{{ plan.run_time }}{% endif %} as _vf,
     {%- for c in plan.value_columns %}
     {{ c }},
     {%- endfor %}
@@ -124,7 +124,7 @@ batch_checked as (
   select * from batch_rows
   where assert_true(_vf is not null, concat(
     'dbt-jammi scd2: a row of the batch has NULL {{ valid_from_name }} (', {{ key_text }},
-    '); output the effective time as bigint epoch milliseconds for every row')) is null
+    '); output the effective time for every row')) is null
 ),
 
 target_rows as (
@@ -148,7 +148,7 @@ key_rows as (
   {#- THE shuffle: batch rows and stored rows, tagged, distributed by the effective key.
       A delete's other columns do not matter (identical duplicates collapse below). #}
   select * from (
-    select {{ keys }}, _vf, cast(null as bigint) as _vt
+    select {{ keys }}, _vf, cast(null as {{ plan.interval_type }}) as _vt
       {%- for c in plan.value_columns %},
       case when _is_delete then null else {{ c }} end as {{ c }}
       {%- endfor %},
@@ -216,7 +216,7 @@ points as (
       named_struct('_vf', case when _stored and _vt is not null and not (_next_stored_vf <=> _vt) then _vt end,
                    '_is_delete', true, '_new', false, '_row', false)
       {%- if plan.hard_deletes %},
-      named_struct('_vf', case when _stored and _vt is null and not _key_in_batch then cast({{ plan.run_time_ms }} as bigint) end,
+      named_struct('_vf', case when _stored and _vt is null and not _key_in_batch then {{ plan.run_time }} end,
                    '_is_delete', true, '_new', true, '_row', false)
       {%- endif %}
     ), x -> x._vf is not null)) points as p
@@ -321,7 +321,7 @@ changes as (
   )
   where (_has_row or not _is_delete)
     and (_is_delete or not _has_row or not (_vt <=> _row_vt
-    {%- for c in plan.value_columns %} and {{ c }} <=> `_old_{{ loop.index }}`{% endfor %}))
+    {%- for c in plan.value_columns %} and {{ mutable_same_value(c, '`_old_' ~ loop.index ~ '`', plan.value_types[loop.index0]) }}{% endfor %}))
 )
 
 select

@@ -3,26 +3,18 @@
      changes (one MERGE / one version), and never inserts or keeps a row that is already
      expired. A row's age column: ttl_column, the engine's _written_at (history none
      without ttl_column), or valid_to (scd2: closed intervals only; the open row has no
-     valid_to and never expires by TTL alone). A NULL age never expires.
+     valid_to and never expires by TTL alone), as epoch milliseconds (a timestamp or date
+     converts: adapter.mutable_ttl_age_sql). A NULL age never expires.
 
      Wraps a planner's change set (same CONTRACT as change_set.sql): rows of `planned`
      win over the expired stored row of the same key; an 'update' whose new row is
      expired becomes a 'delete' (it carries the new row's values), an expired 'insert' is
      dropped. --#}
 
-{% macro mutable_ttl_age_column(definition) -%}
-  {%- if definition.history == 'scd2' -%}
-    {{ return(definition.valid_to) }}
-  {%- else -%}
-    {{ return(definition.ttl_column or adapter.mutable_written_at_column()) }}
-  {%- endif -%}
-{%- endmacro %}
-
-
 {% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set cutoff = adapter.mutable_ttl_cutoff(definition.ttl_ms, definition.now_ms) -%}
-{%- set expired = 'coalesce(' ~ q(mutable_ttl_age_column(definition)) ~ ' < ' ~ cutoff ~ ', false)' -%}
+{%- set expired = 'coalesce(' ~ adapter.mutable_ttl_age_sql(definition) ~ ' < ' ~ cutoff ~ ', false)' -%}
 {%- set columns -%}
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
 {%- endset -%}
