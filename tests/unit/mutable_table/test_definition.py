@@ -153,7 +153,9 @@ def test_closed_types_pass(spark_type):
 )
 def test_wider_types_are_rejected_with_the_encoding_under_type_set_jammi(spark_type, fragments):
     rejects(
-        lambda: builder({"id": "int", "v": spark_type}).primary_key(["id"]).type_set("jammi").build(),
+        lambda: (
+            builder({"id": "int", "v": spark_type}).primary_key(["id"]).type_set("jammi").build()
+        ),
         "column 'v'",
         f"type {spark_type}",
         *fragments,
