@@ -223,7 +223,8 @@ select
   case change_kind
     when 'delete' then t_{{ c[0] }}
     when 'insert' then {{ new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
-    else {{ new_value[c[0]] }}
+    {#- a merge function's result keeps the stored type (a decimal sum widens) #}
+    else {{ ('cast(' ~ new_value[c[0]] ~ ' as ' ~ c[1] ~ ')') if c[0] in merge_functions else new_value[c[0]] }}
   end as {{ q(c[0]) }},
   {%- endif %}
   {%- endfor %}
