@@ -157,9 +157,7 @@ def normalize_type(spark_type: str) -> str:
     """A type string compared as Spark compares types: lower case, no blanks (struct field
     names keep their case: ``struct<Name:string>``)."""
     text = re.sub(r"\s+", "", spark_type.strip())
-    if not text.lower().startswith("struct<"):
-        return text.lower()
-    # keywords lower, field names as written: each name is followed by ':'
+    # type names lower, struct field names as written (each is followed by ':')
     return re.sub(r"[A-Za-z_][A-Za-z0-9_]*(?!\w|:)", lambda m: m.group(0).lower(), text)
 
 
