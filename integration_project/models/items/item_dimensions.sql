@@ -5,10 +5,14 @@
      applies every batch up to it at once (several changes per item are applied in
      effective-time order), later runs (is_incremental()) apply just that batch:
        dbt run -s item_dimensions --vars '{item_batch: 2}'
-     The effective time is the change's own time, encoded as epoch millis; the index on
+     This model keeps Jammi's closed type set (type_set: jammi), as a table that Jammi's
+     own engine must read: the effective time is encoded as epoch millis (without
+     type_set: jammi it would be the timestamp itself, and valid_from / valid_to
+     timestamps, docs/scd2.md). The index on
      (item_id, valid_to) lays the table out for "current row of an item" lookups. --#}
 {{ config(
     materialized='mutable_table',
+    type_set='jammi',
     primary_key=['item_id'],
     history='scd2',
     track_columns=['price_tier', 'availability'],

@@ -1,5 +1,5 @@
 {#-- The product service's change feed, as it arrives in batches. `batch` is when a
-     change arrives; updated_ms is its version (a late batch can carry an older change). --#}
+     change arrives; updated_at is its version (a late batch can carry an older change). --#}
 {{ config(materialized='view') }}
 
 select * from values

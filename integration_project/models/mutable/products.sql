@@ -4,7 +4,8 @@
      build applies every change up to it at once -- the version rule picks the newest
      change per product -- and later runs (is_incremental()) apply just that batch:
        dbt run -s products --vars '{product_batch: 2}'
-     Wider types are encoded: the timestamp as epoch millis, the decimal price as cents.
+     Spark's own types are stored as they are (type_set: spark, the default): the price
+     stays a decimal and the change's timestamp is the version.
      The last 5 committed versions stay readable (docs/versions.md):
        dbt run-operation mutable_table_history --args '{model: products}'
        dbt show --inline "select * from {{ mutable_table_as_of(ref('products'), version=1) }} as p"
@@ -12,7 +13,7 @@
 {{ config(
     materialized='mutable_table',
     primary_key=['product_id'],
-    version_column='updated_ms',
+    version_column='updated_at',
     delete_when='is_deleted',
     indexes=[{'name': 'by_sku', 'columns': ['sku'], 'unique': true},
              {'name': 'by_category', 'columns': ['category']}],
@@ -24,9 +25,9 @@ select
   sku,
   name,
   category,
-  {{ to_scaled_bigint('price', 2) }} as price_cents,
+  price,
   is_deleted,
-  {{ to_epoch_millis('updated_at') }} as updated_ms
+  updated_at
 from {{ ref('product_changes') }}
 {% if is_incremental() %}
 where batch = {{ var('product_batch', 3) }}

@@ -26,7 +26,7 @@ select
   p.name,
   cat.display_name as category,
   cat.shelf,
-  p.price_cents,
+  p.price,
   c.currency
 from {{ ref('products') }} as p
 join {{ ref('categories') }} as cat on cat.category = p.category
