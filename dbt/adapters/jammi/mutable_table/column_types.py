@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
+from dbt.adapters.jammi.common.columns import single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import (
     INTEGER_TYPES,
@@ -88,6 +89,34 @@ def validate_version_column(
                 "choose a version column outside the primary key",
             )
     return columns[0] if len(columns) == 1 else tuple(columns)
+
+
+def validate_tenant_from(
+    value: Any,
+    names: Sequence[str],
+    types: Mapping[str, str],
+    primary_key: Sequence[str],
+    subject: str,
+) -> Optional[str]:
+    """``tenant_from``: the string column whose value becomes each row's tenant_id."""
+    if value is None:
+        return None
+    tenant_from = single_column("tenant_from", value, subject)
+    require_columns([tenant_from], names, "tenant_from", subject)
+    if types[tenant_from] != "string":
+        raise JammiValidationError(
+            subject,
+            f"tenant_from column '{tenant_from}' has type {types[tenant_from]}",
+            f"cast it: cast(... as string) as {tenant_from}",
+        )
+    if tenant_from in primary_key:
+        raise JammiValidationError(
+            subject,
+            f"tenant_from column '{tenant_from}' is part of the primary key; the "
+            "tenant is already part of the effective key",
+            f"remove '{tenant_from}' from primary_key",
+        )
+    return tenant_from
 
 
 def version_columns(version_column: Optional[VersionColumn]) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from dbt.adapters.jammi.common.validation import (
 from dbt.adapters.jammi.mutable_table.column_types import (
     VersionColumn,
     refuse_nested,
+    validate_tenant_from,
     validate_version_column,
     version_columns,
 )
@@ -329,23 +330,9 @@ class MutableTableDefinitionBuilder:
                 require_columns([ordering_column], names, "ordering_column", subject)
             refuse_nested([ordering_column], types, "ordering_column", subject)
 
-        tenant_from = opts.get("tenant_from")
-        if tenant_from is not None:
-            tenant_from = self._single_column("tenant_from", tenant_from)
-            require_columns([tenant_from], names, "tenant_from", subject)
-            if types[tenant_from] != "string":
-                raise JammiValidationError(
-                    subject,
-                    f"tenant_from column '{tenant_from}' has type {types[tenant_from]}",
-                    f"cast it: cast(... as string) as {tenant_from}",
-                )
-            if tenant_from in self._primary_key:
-                raise JammiValidationError(
-                    subject,
-                    f"tenant_from column '{tenant_from}' is part of the primary key; the "
-                    "tenant is already part of the effective key",
-                    f"remove '{tenant_from}' from primary_key",
-                )
+        tenant_from = validate_tenant_from(
+            opts.get("tenant_from"), names, types, self._primary_key, subject
+        )
 
         track_columns = validate_track_columns(
             opts, names, self._primary_key, history, valid_from, subject
