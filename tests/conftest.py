@@ -145,10 +145,10 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=deselect)
         items[:] = [i for i in items if i not in deselect]
     if test_file_format() == "delta":
-        # The parquet param of a class parametrized over formats (`fmt`) already ran on
-        # the default lane; the Delta lane runs its delta param only. Tests marked
-        # parquet_only (their models pin parquet) ran there too.
-        parquet = [i for i in items if _param(i, "fmt") == "parquet" or _parquet_only(i)]
+        # The parquet (and orc) params of a class parametrized over formats (`fmt`)
+        # already ran on the default lane; the Delta lane runs its delta param only.
+        # Tests marked parquet_only (their models pin parquet) ran there too.
+        parquet = [i for i in items if _param(i, "fmt") in ("parquet", "orc") or _parquet_only(i)]
         if parquet:
             config.hook.pytest_deselected(items=parquet)
             items[:] = [i for i in items if i not in parquet]

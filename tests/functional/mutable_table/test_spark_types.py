@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.functional.mutable_table.util import MutableProjectBase, rows, run
+from tests.functional.mutable_table.util import FILE_FORMATS, MutableProjectBase, rows, run
 
 # column -> (stored type, first value, second value)
 TYPES = {
@@ -97,6 +97,11 @@ def holds(project, relation: str, where: str, column: str, literal: str) -> bool
 
 
 class TestEveryStepOfEachType(MutableProjectBase):
+    # orc too: the rewrite applier writes either format (the Delta lane runs delta only)
+    @pytest.fixture(scope="class", params=[*FILE_FORMATS, "orc"])
+    def fmt(self, request):
+        return request.param
+
     @pytest.fixture(scope="class")
     def models(self):
         return {"typed.sql": TYPED, "typed_as_of.sql": AS_OF}
