@@ -13,7 +13,8 @@ from tests.conftest import test_file_format
 TYPED_FEED = """
 {{ config(materialized='topic', topic_name='cdc.typed', type_set=var('type_set', 'spark')) }}
 select order_id, cast(updated_at as timestamp) as updated_at,
-       cast(amount as decimal(9,2)) as amount, tags, named_struct('city', city) as ship_to, map('qty', qty) as attrs
+       cast(amount as decimal(9,2)) as amount, tags,
+       named_struct('city', city) as ship_to, map('qty', qty) as attrs
 from values
 {% if var('batch', 1) == 1 %}
   (1, '2024-03-01 10:00:00', 10.50, array('new'), 'Oslo', 1),
