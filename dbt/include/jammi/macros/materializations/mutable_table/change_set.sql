@@ -81,14 +81,22 @@
 
 
 {#-- NULL-safe equality of two values of a column of type `spark_type`. Spark cannot
-     compare maps, so a value holding a map compares as its JSON text (the same map
-     written in the same key order is the same value). --#}
+     compare maps: a map compares as its entries sorted by key (orc stores a map's keys
+     in its own order), a value holding a map deeper down as its JSON text. --#}
 {% macro mutable_same_value(a, b, spark_type) -%}
-  {%- if 'map<' in (spark_type | lower) -%}
+  {%- set t = spark_type | lower -%}
+  {%- if t.startswith('map<') -%}
+    {{ mutable_map_entries_json(a) }} <=> {{ mutable_map_entries_json(b) }}
+  {%- elif 'map<' in t -%}
     to_json({{ a }}) <=> to_json({{ b }})
   {%- else -%}
     {{ a }} <=> {{ b }}
   {%- endif -%}
+{%- endmacro %}
+
+
+{% macro mutable_map_entries_json(value) -%}
+  to_json(array_sort(map_entries({{ value }}), (l, r) -> case when l.key < r.key then -1 when l.key > r.key then 1 else 0 end))
 {%- endmacro %}
 
 
