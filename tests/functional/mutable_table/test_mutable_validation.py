@@ -20,8 +20,13 @@ select 1 as id, 2 as _hidden
 """
 
 WRONG_TYPE = """
-{{ config(materialized='mutable_table', primary_key=['id']) }}
+{{ config(materialized='mutable_table', primary_key=['id'], type_set='jammi') }}
 select 1 as id, current_timestamp() as seen_at
+"""
+
+NESTED_KEY = """
+{{ config(materialized='mutable_table', primary_key=['tags']) }}
+select array('a') as tags, 1 as n
 """
 
 BAD_KEY = """
@@ -38,6 +43,7 @@ class TestMutableValidation(MutableProjectBase):
             "underscore.sql": UNDERSCORE,
             "wrong_type.sql": WRONG_TYPE,
             "bad_key.sql": BAD_KEY,
+            "nested_key.sql": NESTED_KEY,
         }
 
     def test_rejected_before_anything_is_created(self, project):
@@ -47,6 +53,7 @@ class TestMutableValidation(MutableProjectBase):
         assert "'_hidden' is reserved" in messages["underscore"]
         assert "to_epoch_millis" in messages["wrong_type"]
         assert "'missing' is not in the model's output" in messages["bad_key"]
+        assert "primary_key column 'tags' has the nested type" in messages["nested_key"]
         for name in messages:
             assert not table_exists(project, name), name
             assert registry_rows(project, name) == []
