@@ -87,7 +87,7 @@ class _Adapter:
 
     def __getattr__(self, name: str) -> Any:
         """The tombstone helpers (``mutable_tombstone_*``) are the adapter's own."""
-        if not name.startswith("mutable_tombstone"):
+        if "tombstone" not in name:
             raise AttributeError(name)
         return getattr(MutableRulesAdapterMixin, name).__get__(self)
 

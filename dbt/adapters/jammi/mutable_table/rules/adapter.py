@@ -117,6 +117,10 @@ class MutableRulesAdapterMixin(metaclass=AdapterMeta):
         return tombstones.tombstone_table_identifier(table_identifier)
 
     @available
+    def mutable_tombstone_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
+        return tombstones.columns(definition)
+
+    @available
     def mutable_tombstone_names(self) -> dict[str, str]:
         return {
             "deleted_ms": tombstones.DELETED_MS_COLUMN,

@@ -96,6 +96,20 @@ def retention_ms(definition: Mapping[str, Any]) -> Optional[int]:
     return int(definition.get("tombstone_retention") or DEFAULT_RETENTION_MS)
 
 
+def columns(definition: Mapping[str, Any]) -> list[list[str]]:
+    """The tombstone columns, [name, type]: the primary key, ``tenant_id``, the version
+    columns (in comparison order), ``_deleted_ms``."""
+    types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
+    version = definition.get("version_column")
+    versions = [version] if isinstance(version, str) else list(version or [])
+    return [
+        *([k, types[k]] for k in definition["storage_key"]),
+        ["tenant_id", "string"],
+        *([v, types[v]] for v in versions),
+        [DELETED_MS_COLUMN, "bigint"],
+    ]
+
+
 def live_cutoff_ms(retention: int, now: int) -> int:
     """Tombstones deleted before this have expired."""
     return now - int(retention)

@@ -16,22 +16,6 @@
          commits leaves rows nobody takes. --#}
 
 
-{#-- The tombstone columns: [name, type] (the primary key, tenant_id, the version
-     columns, _deleted_ms). --#}
-{% macro mutable_tombstone_columns(definition) -%}
-  {%- set types = {} -%}
-  {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
-  {%- set columns = [] -%}
-  {%- for k in definition.storage_key %}{% do columns.append([k, types[k]]) %}{% endfor -%}
-  {%- do columns.append(['tenant_id', 'string']) -%}
-  {%- for v in ([definition.version_column] if definition.version_column is string else definition.version_column) -%}
-    {%- do columns.append([v, types[v]]) -%}
-  {%- endfor -%}
-  {%- do columns.append([adapter.mutable_tombstone_names().deleted_ms, 'bigint']) -%}
-  {{ return(columns) }}
-{%- endmacro %}
-
-
 {#-- 'a', 'b': values as escaped string literals. --#}
 {% macro mutable_sql_string_list(values) -%}
   {%- for v in values %}{{ adapter.sql_string(v | string) }}{{ ', ' if not loop.last }}{% endfor -%}
@@ -39,13 +23,13 @@
 
 
 {% macro mutable_tombstone_select_list(definition, prefix='') -%}
-  {%- for c in mutable_tombstone_columns(definition) %}{{ prefix }}{{ adapter.quote_column(c[0]) }}{{ ', ' if not loop.last }}{% endfor -%}
+  {%- for c in adapter.mutable_tombstone_columns(definition) %}{{ prefix }}{{ adapter.quote_column(c[0]) }}{{ ', ' if not loop.last }}{% endfor -%}
 {%- endmacro %}
 
 
 {#-- No tombstones, typed. --#}
 {% macro mutable_no_tombstones_sql(definition) -%}
-  select {% for c in mutable_tombstone_columns(definition) %}cast(null as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }}{{ ', ' if not loop.last }}{% endfor %} where 1 = 0
+  select {% for c in adapter.mutable_tombstone_columns(definition) %}cast(null as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }}{{ ', ' if not loop.last }}{% endfor %} where 1 = 0
 {%- endmacro %}
 
 
@@ -122,7 +106,7 @@
      not tombstoned already, and newer than the stored row (or the key is not stored). --#}
 {% macro get_tombstone_candidates_sql(definition, batch_source, target_relation, tenant) -%}
   {%- set q = adapter.quote_column -%}
-  select {% for c in mutable_tombstone_columns(definition) %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q(c[0]) if loop.last else 's.' ~ q(c[0]) }}{{ ', ' if not loop.last }}{% endfor %}
+  select {% for c in adapter.mutable_tombstone_columns(definition) %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q(c[0]) if loop.last else 's.' ~ q(c[0]) }}{{ ', ' if not loop.last }}{% endfor %}
   from (
     select *, row_number() over (
       partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
@@ -174,7 +158,7 @@
 {% macro apply_delta_tombstones(definition, target_relation, candidates_sql) -%}
   {%- set relation = mutable_tombstone_relation(target_relation) -%}
   {%- set names = adapter.mutable_tombstone_names() -%}
-  {%- do run_query('create table if not exists ' ~ relation ~ ' (' ~ (mutable_tombstone_columns(definition) | map('join', ' ') | join(', ')) ~ ', ' ~ names.invocation ~ ' string) using delta') -%}
+  {%- do run_query('create table if not exists ' ~ relation ~ ' (' ~ (adapter.mutable_tombstone_columns(definition) | map('join', ' ') | join(', ')) ~ ', ' ~ names.invocation ~ ' string) using delta') -%}
   {%- do run_query('insert into ' ~ relation ~ ' select ' ~ mutable_tombstone_select_list(definition) ~ ', ' ~ adapter.sql_string(invocation_id) ~ ' from (' ~ candidates_sql ~ ') as c') -%}
   {%- do adapter.mutable_expire_delta_tombstones(relation, adapter.quote_column(names.deleted_ms) ~ ' < ' ~ adapter.mutable_tombstone_cutoff(definition)) -%}
 {%- endmacro %}
