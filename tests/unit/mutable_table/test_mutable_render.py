@@ -34,6 +34,7 @@ FILES = (
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
     "materializations/mutable_table/changelog.sql",
+    "materializations/mutable_table/tombstones.sql",
     "utils/encoding.sql",
 )
 
@@ -83,6 +84,12 @@ class _Adapter:
 
     def changelog_event_columns(self, defn: dict) -> list:
         return changelog.event_columns(defn)
+
+    def __getattr__(self, name: str) -> Any:
+        """The tombstone helpers (``mutable_tombstone_*``) are the adapter's own."""
+        if "tombstone" not in name:
+            raise AttributeError(name)
+        return getattr(MutableRulesAdapterMixin, name).__get__(self)
 
 
 def _environment() -> jinja2.Environment:
@@ -176,7 +183,8 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     assert "analytics.prices" not in sql.split("using", 1)[1]
     # one tenant per run (here: the shared rows): the key alone joins, within the scope
     assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
-    newer = "coalesce(s.`v` > t.`v`, true)"
+    # with deletes under a version rule, a tombstoned row matches no clause (tombstones.sql)
+    newer = "coalesce(s.`v` > t.`v`, true) and not s._tombstoned"
     assert f"when matched and s._is_delete and {newer} then delete" in sql
     # the no-op test: an update that changes no value is no clause's row
     assert (
@@ -185,7 +193,7 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
         "<=> t.`label` and coalesce(s.`v`, t.`v`) <=> t.`v`) then update set "
         "t.`price` = coalesce(s.`price`, t.`price`)"
     ) in sql
-    assert "when not matched and not s._is_delete then insert" in sql
+    assert "when not matched and not s._is_delete and not s._tombstoned then insert" in sql
     assert "not matched by source" not in sql
     # one window decides the key's row and finds its duplicates and NULLs
     assert "partition by `sku` order by `v` desc" in sql

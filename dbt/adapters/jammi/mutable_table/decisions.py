@@ -38,6 +38,8 @@ RUN_ONLY_KEYS = (
     "changelog_topic",
     "checks_in_plan",
     "versions_kept",
+    "tombstones_from",
+    "tombstone_now_ms",
 )
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').

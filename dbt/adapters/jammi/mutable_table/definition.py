@@ -81,6 +81,7 @@ class MutableTableDefinition:
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: bool = False
+    tombstone_retention: Optional[int] = None
     type_set: str = TYPE_SET_SPARK
 
     @property

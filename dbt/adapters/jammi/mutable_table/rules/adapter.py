@@ -1,4 +1,5 @@
-"""Jinja-facing helpers of the per-row rules: TTL (``mutable_table/rules/ttl.py``)."""
+"""Jinja-facing helpers of the per-row rules: TTL (``mutable_table/rules/ttl.py``) and
+tombstones (``mutable_table/rules/tombstones.py``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from typing import Any, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
+from dbt.adapters.jammi.mutable_table.rules import tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
@@ -17,6 +20,8 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     now_ms,
     ttl_cutoff_ms,
 )
+
+logger = AdapterLogger("Jammi")
 
 
 def expire_definition(
@@ -88,3 +93,67 @@ class MutableRulesAdapterMixin(metaclass=AdapterMeta):
         self, table: str, stored: Optional[Mapping[str, Any]], ttl_ms: Any = None
     ) -> dict[str, Any]:
         return expire_definition(table, stored, ttl_ms)
+
+    # --- tombstones (rules/tombstones.py) -------------------------------------------
+
+    @available
+    def mutable_tombstone_retention_ms(self, definition: Mapping[str, Any]) -> Optional[int]:
+        """How long the definition keeps tombstones; None when it keeps none."""
+        return tombstones.retention_ms(definition)
+
+    @available
+    def mutable_tombstone_cutoff(self, definition: Mapping[str, Any]) -> int:
+        """Epoch milliseconds: tombstones deleted before this have expired (the plan's
+        clock, ``now_ms``)."""
+        retention = tombstones.retention_ms(definition) or tombstones.DEFAULT_RETENTION_MS
+        return tombstones.live_cutoff_ms(retention, int(definition["now_ms"]))
+
+    @available
+    def mutable_version_tombstone_dir(self, location: str) -> str:
+        return tombstones.version_tombstone_dir(location)
+
+    @available
+    def mutable_tombstone_table_identifier(self, table_identifier: str) -> str:
+        return tombstones.tombstone_table_identifier(table_identifier)
+
+    @available
+    def mutable_tombstone_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
+        return tombstones.columns(definition)
+
+    @available
+    def mutable_tombstone_names(self) -> dict[str, str]:
+        return {
+            "deleted_ms": tombstones.DELETED_MS_COLUMN,
+            "invocation": tombstones.INVOCATION_COLUMN,
+        }
+
+    @available
+    def mutable_tombstones_readable(self, file_format: str, location: str) -> bool:
+        """Whether a version directory holds tombstones (versions written before the
+        rule, or without a version rule, have none). Asked of Spark, so it works over
+        every connection method."""
+        tomb_dir = tombstones.version_tombstone_dir(location)
+        try:
+            self._run_sql(f"select 1 from {file_format}.`{tomb_dir}` limit 0")  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - only a missing path means "none"
+            if tombstones.path_missing(str(exc)):
+                return False
+            raise
+        return True
+
+    @available
+    def mutable_delta_committed_invocations(self, relation: Any) -> list[str]:
+        """Invocations with a commit in the Delta table's history: their tombstones
+        count (a run that died before its MERGE committed has none there)."""
+        history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
+        return tombstones.committed_invocations(history)
+
+    @available
+    def mutable_expire_delta_tombstones(self, relation: Any, expired_predicate: str) -> None:
+        """Delete expired rows of a Delta tombstone table. Best effort: readers skip
+        expired rows anyway, and a concurrent append may refuse the delete (a later run
+        retries)."""
+        try:
+            self._run_sql(f"delete from {relation} where {expired_predicate}")  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - expiry is retried by the next run
+            logger.debug(f"mutable_table: tombstone expiry of {relation} deferred: {exc}")

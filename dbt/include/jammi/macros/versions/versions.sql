@@ -114,11 +114,12 @@
   {%- if adapter.uses_merge(file_format) -%}
     {%- do apply_changelog_repair(definition, relation, state) -%}
     {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
+    {%- do apply_delta_rollback_tombstones(definition, relation, history, version) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do apply_changelog_publish(definition, relation, none) -%}
     {%- endif -%}
   {%- else -%}
-    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql) -%}
+    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql, mutable_rollback_tombstones_sql(definition, file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version))) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}
@@ -128,7 +129,7 @@
 
 {#-- parquet/orc rollback: the difference as a staged change set, applied, committed
      and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
-{% macro apply_rollback_rewrite(definition, relation, state, target_sql) -%}
+{% macro apply_rollback_rewrite(definition, relation, state, target_sql, tombstones_sql=none) -%}
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do apply_changelog_repair(definition, relation, state) -%}
   {%- set staging = mutable_staging_relation(relation, run_id) -%}
@@ -136,7 +137,7 @@
   {%- do run_query(get_create_staging_table_sql(staging, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
   {%- set counts = fetch_change_counts(staging) -%}
   {%- if counts.total > 0 -%}
-    {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback') -%}
+    {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback', tombstones_sql) -%}
     {%- do publish_mutable_changelog(definition, relation, {'location': location, 'run_relations': [staging]}, none) -%}
     {%- do record_mutable_definition(definition, state, relation, state.file_format, location) -%}
   {%- endif -%}

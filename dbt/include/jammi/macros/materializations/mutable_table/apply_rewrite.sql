@@ -72,12 +72,16 @@
      relations) are removed; the table keeps pointing at the version it had. Returns the
      committed location, or none when the commit lost to a concurrent run and
      `last_attempt` is false (the caller re-plans; nothing was committed). --#}
-{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run') -%}
+{#-- `tombstones_sql`: the version's live tombstones (tombstones.sql), written into it. --#}
+{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run', tombstones_sql=none) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
   {#-- the version's log row first (mutable_table/versions/kept.py): every version directory has one --#}
   {%- set staged_paths = [adapter.mutable_version_log_location(location)] -%}
   {%- set steps = [{'sql': adapter.mutable_version_log_sql(location, planned_location, counts, invocation_id, kind), 'undo_paths': staged_paths[:]},
                    {'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
+  {%- if tombstones_sql -%}
+    {%- do steps.append({'sql': get_write_tombstones_sql(location, file_format, tombstones_sql), 'undo_paths': [location]}) -%}
+  {%- endif -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
     {%- set changelog_dir = adapter.changelog_staged_dir(definition.changelog_topic.location, location) -%}

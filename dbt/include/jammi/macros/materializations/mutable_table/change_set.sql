@@ -157,7 +157,8 @@
 with
 
 batch as (
-  {{ mutable_stamped_batch_sql(definition, source_relation, tenant, 'is_delete') }}
+  {#- with tombstones (tombstones.sql): each row's _tombstoned #}
+  {{ mutable_tombstoned_batch_sql(definition, mutable_stamped_batch_sql(definition, source_relation, tenant, 'is_delete')) }}
 ),
 
 latest as (
@@ -198,6 +199,7 @@ joined as (
     {%- endfor %}
     s.tenant_id as s_tenant_id, t.tenant_id as t_tenant_id,
     s.is_delete as is_delete,
+    {{ mutable_tombstoned_column(definition, 's') }}
     coalesce(s.restarted, false) as restarted,
     s.rn is not null as in_batch,
     t.{{ q(key[0]) }} is not null as in_target
@@ -209,6 +211,7 @@ joined as (
 decided as (
   select *,
     case
+      {{ mutable_tombstone_decision(definition) }}
       when not in_batch then {{ "'delete'" if full_outer else 'null' }}
       when is_delete then case when in_target and {{ newer }} then 'delete' end
       when not in_target then 'insert'

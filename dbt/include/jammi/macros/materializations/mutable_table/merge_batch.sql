@@ -25,7 +25,7 @@
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set newer -%}
-  {%- if version -%}{{ mutable_version_newer(definition, 's.', 't.') }}{%- else -%}true{%- endif -%}
+  {%- if version -%}{{ mutable_version_newer(definition, 's.', 't.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
 {%- endset -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
@@ -46,7 +46,7 @@ when matched and not s._is_delete and {{ newer }}
   t.{{ q(c) }} = {{ new_value[c] }}{{ ',' if not loop.last }}
   {%- endfor %}
 {%- endif %}
-when not matched and not s._is_delete then insert (
+when not matched and not s._is_delete{{ mutable_tombstone_guard(definition, 's') }} then insert (
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
 values (
   {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
@@ -60,7 +60,7 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
      are NULL), tenant_id stamped, _is_delete; one row per key (its highest version), and
      every row checked on the way (see above). One window, one shuffle of the batch. --#}
 {% macro get_merge_batch_source_sql(definition, batch_source, tenant) -%}
-  {{ mutable_checked_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_source, tenant, '_is_delete'), tenant) }}
+  {{ mutable_checked_batch_sql(definition, mutable_tombstoned_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_source, tenant, '_is_delete')), tenant) }}
 {%- endmacro %}
 
 

@@ -122,6 +122,8 @@
   {%- do apply_changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
+  {#-- deletes stay deleted: the tombstones this plan reads and leaves (tombstones.sql) --#}
+  {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- if use_merge and state is not none and adapter.mutable_merges_batch(file_format, definition) -%}
     {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt)) }}
   {%- endif -%}
@@ -164,8 +166,8 @@
   {%- elif use_merge and (counts_from_merge or counts.total > 0) -%}
     {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
-  {%- elif counts.total > 0 -%}
-    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts) -%}
+  {%- elif counts.total > 0 or tombstones.new > 0 -%}
+    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts, tombstones_sql=tombstones.sql) -%}
     {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
   {%- endif -%}
   {%- if outcome.committed and (use_merge or outcome.location) -%}
