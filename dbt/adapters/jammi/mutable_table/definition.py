@@ -27,6 +27,7 @@ from dbt.adapters.jammi.common.validation import (
 )
 from dbt.adapters.jammi.mutable_table.indexes import MutableIndexDef, build_indexes, config_indexes
 from dbt.adapters.jammi.mutable_table.rules.changelog import validate_changelog_rebuild
+from dbt.adapters.jammi.mutable_table.rules.identity import IDENTITY_TYPE, numbered_columns
 from dbt.adapters.jammi.mutable_table.rules.registry import ROW_RULES, RULE_OPTIONS
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.mutable_table.scd2 import validate_history, validate_track_columns
@@ -73,6 +74,7 @@ class MutableTableDefinition:
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: bool = False
+    identity_column: Optional[str] = None
 
     @property
     def column_names(self) -> list[str]:
@@ -102,6 +104,8 @@ class MutableTableDefinition:
             columns.append(ColumnDef(self.valid_to, "bigint"))
         elif self.ttl_ms and not self.ttl_column:
             columns.append(ColumnDef(WRITTEN_AT_COLUMN, "bigint"))
+        if self.identity_column and self.identity_column not in {c.name for c in columns}:
+            columns.append(ColumnDef(self.identity_column, IDENTITY_TYPE))
         return columns
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,6 +261,9 @@ class MutableTableDefinitionBuilder:
     def changelog(self, enabled: bool = True) -> MutableTableDefinitionBuilder:
         return self._set("changelog", enabled)
 
+    def identity_column(self, column: str) -> MutableTableDefinitionBuilder:
+        return self._set("identity_column", column)
+
     def build(self) -> MutableTableDefinition:
         subject = self.subject
         opts = self._options
@@ -350,6 +357,7 @@ class MutableTableDefinitionBuilder:
         rule_fields: dict[str, Any] = {}
         for rule in ROW_RULES:
             rule_fields.update(rule.definition_fields(opts, draft, subject))
+        columns = numbered_columns(columns, rule_fields.get("identity_column"))
 
         definition = MutableTableDefinition(
             table_id=self._table_id,

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from dbt.adapters.jammi.mutable_table.rules import changelog, merge_functions, ttl
+from dbt.adapters.jammi.mutable_table.rules import changelog, identity, merge_functions, ttl
 
-ROW_RULES: tuple[ModuleType, ...] = (ttl, merge_functions, changelog)
+ROW_RULES: tuple[ModuleType, ...] = (ttl, merge_functions, changelog, identity)
 
 RULE_OPTIONS: tuple[str, ...] = tuple(option for rule in ROW_RULES for option in rule.OPTIONS)
