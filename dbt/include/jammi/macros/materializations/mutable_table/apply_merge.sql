@@ -55,5 +55,6 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
   {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
-  {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt)) }}
+  {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
+  {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt, definition.get('identity_from'))) }}
 {%- endmacro %}

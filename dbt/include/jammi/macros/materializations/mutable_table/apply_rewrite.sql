@@ -78,6 +78,8 @@
   {%- set staged_paths = [adapter.mutable_version_log_location(location)] -%}
   {%- set steps = [{'sql': adapter.mutable_version_log_sql(location, planned_location, counts, invocation_id, kind), 'undo_paths': staged_paths[:]},
                    {'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
+  {#-- identity_column: the version's high-water mark, inside it (identity.sql) --#}
+  {%- do steps.extend(mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
     {%- set changelog_dir = adapter.changelog_staged_dir(definition.changelog_topic.location, location) -%}
