@@ -47,6 +47,8 @@ MARK_COLUMN = "high_water"
 # Delta: the commit's userMetadata carries `<invocation tag>|jammi.identity_from:<n>` (no
 # `;`: Spark's SET takes a value up to the first one).
 COMMIT_MARK = "|jammi.identity_from:"
+# Formats whose commits carry no mark (the MERGE formats other than Delta).
+UNPROVEN_FORMATS = ("iceberg", "hudi")
 # The MERGE stops with this when another run stored numbers above its start.
 IDENTITY_MOVED_MARKER = "jammi-identity-moved"
 
@@ -112,6 +114,14 @@ def validate_identity_column(
             f"identity_column '{column}' is set with history: {history}; an scd2 history "
             "stores a key in many rows, which would share or split its number",
             "remove identity_column, or keep history: none",
+        )
+    if opts.get("file_format") in UNPROVEN_FORMATS:
+        raise JammiValidationError(
+            subject,
+            f"identity_column '{column}' is set with file_format: {opts['file_format']}, "
+            "where the adapter keeps no high-water mark (a deleted key's number could "
+            "come back)",
+            "use file_format delta, parquet or orc (or auto), or remove identity_column",
         )
     if column in types and types[column] not in INTEGER_TYPES:
         raise JammiValidationError(
