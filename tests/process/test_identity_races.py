@@ -37,8 +37,8 @@ pytestmark = [
 ]
 
 FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")
-ROUNDS = 4 if FORMAT == "parquet" else 3
-ROWS = 200  # new keys per writer and round
+ROUNDS = 3 if FORMAT == "parquet" else 2
+ROWS = 100  # new keys per writer and round
 WRITERS = ("a", "b")
 REPLAN = "re-planning after a concurrent commit"
 

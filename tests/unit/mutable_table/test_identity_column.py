@@ -211,3 +211,58 @@ def test_a_merge_stopped_by_the_identity_guard_re_plans():
         raise RuntimeError(f"[USER_RAISED_EXCEPTION] {identity.IDENTITY_MOVED_MARKER}: above 3")
 
     assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is None
+
+
+# --- the adapter's read of the mark (rules/adapter.py) ---------------------------------
+
+
+class FakeStatements:
+    """Answers the mark reads like Spark: a version without a mark has no directory."""
+
+    def __init__(self, stored_max, version_mark=None, history_rows=()):
+        self.stored_max, self.version_mark, self.history_rows = (
+            stored_max,
+            version_mark,
+            history_rows,
+        )
+        self.ran: list[str] = []
+
+    def __call__(self, sql):
+        self.ran.append(sql)
+        if sql.startswith("select max(`"):
+            return [(self.stored_max,)]
+        if identity.MARK_DIR in sql:
+            if self.version_mark is None:
+                raise RuntimeError(
+                    "[PATH_NOT_FOUND] Path does not exist: file:/w/v1/_jammi_identity"
+                )
+            return [(self.version_mark,)]
+        if sql.startswith("describe history"):
+            return list(self.history_rows)
+        raise AssertionError(sql)
+
+
+def adapter_with(statements):
+    from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
+
+    adapter = object.__new__(MutableRulesAdapterMixin)
+    adapter._run_sql = statements  # type: ignore[method-assign]
+    return adapter
+
+
+def test_a_rewrite_plan_numbers_above_the_versions_mark_and_the_stored_rows():
+    defn = build().to_dict()
+    read = adapter_with(FakeStatements(stored_max=4, version_mark=9))
+    assert read.mutable_identity_from(defn, "s.orders", "parquet", "/w/v1") == 9
+    unmarked = adapter_with(FakeStatements(stored_max=4))
+    assert unmarked.mutable_identity_from(defn, "s.orders", "orc", "/w/v1") == 4
+    assert read.mutable_identity_from(defn, None, "parquet", None) == 0
+    assert read.mutable_identity_from(build(identity_column=None).to_dict(), "t", "x") is None
+
+
+def test_a_delta_plan_reads_the_mark_from_the_history():
+    tag = "jammi:invocation_id=abc"
+    rows = [history(7, "MERGE", identity.commit_metadata(tag, 20), 2)]
+    statements = FakeStatements(stored_max=3, history_rows=rows)
+    assert adapter_with(statements).mutable_identity_from(build().to_dict(), "s.o", "delta") == 22
+    assert statements.ran[-1] == "describe history s.o limit 100"
