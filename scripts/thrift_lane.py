@@ -22,6 +22,7 @@ LANE_TEST_DIRS = [
     "tests/functional/scd2",  # mutable_table's history: scd2 mode
     "tests/functional/topic",
     "tests/process/test_thrift_races.py",  # two dbt processes racing on one table or topic
+    "tests/process/test_identity_races.py",  # two dbt processes numbering one identity table
     "tests/process/test_rollback_race.py",  # a rollback racing a run (parquet)
     "tests/process/test_tail.py",  # the live tail following publishes of other processes
 ]
@@ -42,6 +43,7 @@ DELTA_LANE_TESTS = [
     "test_bad_batches_into_an_existing_table_write_nothing",
     "tests/functional/topic/test_topic_retention.py::TestTopicTenantScope",
     "tests/process/test_thrift_races.py",
+    "tests/process/test_identity_races.py",
 ]
 
 

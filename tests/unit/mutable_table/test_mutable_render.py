@@ -17,7 +17,7 @@ import pytest
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table.commit.delta_merge import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog
+from dbt.adapters.jammi.mutable_table.rules import changelog, identity
 from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
@@ -35,6 +35,7 @@ FILES = (
     "materializations/mutable_table/checks.sql",
     "materializations/mutable_table/changelog.sql",
     "materializations/mutable_table/tombstones.sql",
+    "materializations/mutable_table/identity.sql",
     "utils/encoding.sql",
 )
 
@@ -69,6 +70,12 @@ class _Adapter:
 
     def mutable_version(self, location: str) -> int:
         return int(location.rsplit("/", 1)[-1][1:11])
+
+    def mutable_identity_moved_marker(self) -> str:
+        return identity.IDENTITY_MOVED_MARKER
+
+    def mutable_identity_mark_location(self, location: str) -> str:
+        return identity.mark_location(location)
 
     def changelog_staged_dir(self, topic_location: str, location: str) -> str:
         return f"{topic_location}/_staged/{location}"

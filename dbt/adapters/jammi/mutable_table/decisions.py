@@ -19,6 +19,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import INTEGER_TYPES, decimal_parts, normalize_type
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN
+from dbt.adapters.jammi.mutable_table.rules.identity import identity_storage_column
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
 
 # Table properties written on every storage table. Neither the keys nor the values may
@@ -40,6 +41,8 @@ RUN_ONLY_KEYS = (
     "versions_kept",
     "tombstones_from",
     "tombstone_now_ms",
+    "identity_from",
+    "identity_guard",
 )
 
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
@@ -126,6 +129,9 @@ def reconcile_schema(
         )
     if keeps_written_at:
         engine_columns.add(WRITTEN_AT_COLUMN)
+    identity = identity_storage_column(batch_definition)  # not output: the engine's
+    if identity and identity[0] in stored_types:
+        engine_columns.add(identity[0])
 
     for name, stored_type in stored:
         batch_type = batch_types.get(name)
@@ -192,6 +198,8 @@ def reconcile_schema(
         storage.append([vt, stored_types.get(vt, "bigint")])
     elif keeps_written_at:
         storage.append([WRITTEN_AT_COLUMN, "bigint"])
+    if identity and identity[0] in stored_types:
+        storage.append(identity)
     definition["storage_columns"] = storage
     return SchemaReconciliation(definition, new_columns, missing)
 

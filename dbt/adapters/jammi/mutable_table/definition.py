@@ -35,6 +35,7 @@ from dbt.adapters.jammi.mutable_table.column_types import (
 )
 from dbt.adapters.jammi.mutable_table.indexes import MutableIndexDef, build_indexes, config_indexes
 from dbt.adapters.jammi.mutable_table.rules.changelog import validate_changelog_rebuild
+from dbt.adapters.jammi.mutable_table.rules.identity import IDENTITY_TYPE, numbered_columns
 from dbt.adapters.jammi.mutable_table.rules.registry import ROW_RULES, RULE_OPTIONS
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.mutable_table.scd2 import validate_history, validate_track_columns
@@ -81,6 +82,7 @@ class MutableTableDefinition:
     ttl_ms: Optional[int] = None
     ttl_column: Optional[str] = None
     changelog: bool = False
+    identity_column: Optional[str] = None
     tombstone_retention: Optional[int] = None
     type_set: str = TYPE_SET_SPARK
 
@@ -123,6 +125,8 @@ class MutableTableDefinition:
             columns.append(ColumnDef(self.valid_to, self.interval_type))
         elif self.ttl_ms and not self.ttl_column:
             columns.append(ColumnDef(WRITTEN_AT_COLUMN, "bigint"))
+        if self.identity_column and self.identity_column not in {c.name for c in columns}:
+            columns.append(ColumnDef(self.identity_column, IDENTITY_TYPE))
         return columns
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,7 +236,8 @@ class MutableTableDefinitionBuilder:
         return self
 
     def option(self, option: str, value: Any) -> MutableTableDefinitionBuilder:
-        """Set a row rule's option (one of rules/registry.py's ``RULE_OPTIONS``)."""
+        """Set a row rule's option (one of rules/registry.py's ``RULE_OPTIONS``), e.g.
+        ``.option("ttl_ms", 86400000)`` or ``.option("identity_column", "order_no")``."""
         if option not in RULE_OPTIONS:
             raise ValueError(f"{option!r} is not a row rule's option: {RULE_OPTIONS}")
         return self._set(option, value)
@@ -278,12 +283,6 @@ class MutableTableDefinitionBuilder:
 
     def merge_functions(self, functions: Mapping[str, str]) -> MutableTableDefinitionBuilder:
         return self._set("merge_functions", functions)
-
-    def ttl_ms(self, ttl_ms: int) -> MutableTableDefinitionBuilder:
-        return self._set("ttl_ms", ttl_ms)
-
-    def ttl_column(self, column: str) -> MutableTableDefinitionBuilder:
-        return self._set("ttl_column", column)
 
     def changelog(self, enabled: bool = True) -> MutableTableDefinitionBuilder:
         return self._set("changelog", enabled)
@@ -358,6 +357,7 @@ class MutableTableDefinitionBuilder:
         rule_fields: dict[str, Any] = {}
         for rule in ROW_RULES:
             rule_fields.update(rule.definition_fields(opts, draft, subject))
+        columns = numbered_columns(columns, rule_fields.get("identity_column"))
 
         definition = MutableTableDefinition(
             table_id=self._table_id,

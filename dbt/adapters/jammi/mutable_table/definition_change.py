@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.rules.identity import check_identity_unchanged
 
 REBUILD = (
     "rebuild the table: set config full_refresh: true on the model and run it with "
@@ -67,6 +68,8 @@ def check_definition_change(
             "one would overwrite or duplicate rows",
             f"set primary_key back to {stored_key}, or {REBUILD}",
         )
+
+    check_identity_unchanged(subject, stored, batch, REBUILD)
 
     stored_history = stored.get("history", "none")
     if stored_history != history:

@@ -52,17 +52,22 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
 
     @available
     def mutable_commit_merge(
-        self, merge_sql: str, model_name: str, last_attempt: bool
+        self, merge_sql: str, model_name: str, last_attempt: bool, identity_from: Any = None
     ) -> dict[str, Any]:
         """The MERGE applier's commit (``merge_commit``): ``committed`` False when Delta
         refused it for a concurrent commit and the run re-plans, or when a batch check
         stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
-        the check's samples and fails); ``counts`` what the committed MERGE changed."""
-        self.mutable_tag_delta_commits()  # type: ignore[attr-defined]  # VersionsAdapterMixin
+        the check's samples and fails); ``counts`` what the committed MERGE changed.
+        ``identity_from``: where the MERGE numbers new keys from, recorded in its commit
+        (rules/identity.py) and in no other."""
+        self.mutable_tag_delta_commits(identity_from)  # type: ignore[attr-defined]
         try:
             rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
         except merge_commit.BatchRejected as rejected:
             return {"committed": False, "counts": None, "rejected": rejected.kind}
+        finally:
+            if identity_from is not None:
+                self.mutable_tag_delta_commits()  # type: ignore[attr-defined]
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit.claim import already_exists
+from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
 
 # A Delta create that found files at the table's location (another run's create, or
 # the first commit of a crashed one).
@@ -60,12 +61,14 @@ def merges_batch(definition: Mapping[str, Any]) -> bool:
     a change set planned beforehand: the per-key decisions fit the MERGE's clauses. Not for
     scd2 histories (intervals are split and closed), TTL (expired rows join the set),
     merge functions with a version column (a key's newer batch rows combine first) or
-    unique indexes (the next state is checked before the MERGE)."""
+    unique indexes (the next state is checked before the MERGE) or an identity column
+    (new keys are numbered in key order, which needs the planned inserts)."""
     return (
         definition.get("history", "none") == "none"
         and not definition.get("ttl_ms")
         and not (definition.get("merge_functions") and definition.get("version_column"))
         and not any(index.get("unique") for index in definition.get("indexes") or [])
+        and not definition.get("identity_column")
     )
 
 
@@ -121,7 +124,8 @@ def commit_merge(
         kind = failed_batch_check(message)
         if kind is not None:
             raise BatchRejected(kind) from exc
-        if not is_delta_conflict(message):
+        # a Delta conflict, or a run that stored numbers above this MERGE's start first
+        if not (is_delta_conflict(message) or identity_moved(message)):
             raise
         if last_attempt:
             first = next((line for line in message.splitlines() if "Concurrent" in line), "")

@@ -1,5 +1,6 @@
-"""Jinja-facing helpers of the per-row rules: TTL (``mutable_table/rules/ttl.py``) and
-tombstones (``mutable_table/rules/tombstones.py``)."""
+"""Jinja-facing helpers of the per-row rules: TTL (``mutable_table/rules/ttl.py``),
+tombstones (``mutable_table/rules/tombstones.py``) and the identity column's high-water
+mark (``mutable_table/rules/identity.py``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
-from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.rules import identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
@@ -64,7 +65,7 @@ def expire_definition(
     return definition
 
 
-class MutableRulesAdapterMixin(metaclass=AdapterMeta):
+class MutableRulesAdapterMixin(StatementsMixin):
     @available
     def mutable_ttl_cutoff(self, ttl_ms: int, now: int) -> int:
         """Epoch milliseconds: rows whose age column is below this have expired (``now``:
@@ -157,3 +158,57 @@ class MutableRulesAdapterMixin(metaclass=AdapterMeta):
             self._run_sql(f"delete from {relation} where {expired_predicate}")  # type: ignore[attr-defined]
         except Exception as exc:  # noqa: BLE001 - expiry is retried by the next run
             logger.debug(f"mutable_table: tombstone expiry of {relation} deferred: {exc}")
+
+    @available
+    def mutable_identity_from(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        file_format: str,
+        location: Optional[str] = None,
+    ) -> Optional[int]:
+        """Where this plan numbers new keys from (``identity.py``): the greatest of the
+        committed high-water mark and the highest stored number; 0 for a new table, None
+        without an identity column. ``location``: the version planned from (parquet/orc)."""
+        column = definition.get("identity_column")
+        if not column:
+            return None
+        if relation is None:
+            return 0
+        stored = self._run_sql(f"select max({quote_identifier(column)}) from {relation}")
+        mark = (
+            self._delta_identity_mark(relation)
+            if file_format == "delta"
+            else self._version_identity_mark(location)
+        )
+        return identity.identity_from(stored[0][0] if stored else None, mark)
+
+    def _version_identity_mark(self, location: Optional[str]) -> Optional[int]:
+        """The mark a rewrite version carries; None for a version written without one."""
+        if not location:
+            return None
+        path = identity.mark_location(location)
+        try:
+            rows = self._run_sql(f"select max({identity.MARK_COLUMN}) from parquet.`{path}`")
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if identity.no_mark(str(exc)):
+                return None
+            raise
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def _delta_identity_mark(self, relation: Any) -> Optional[int]:
+        """The mark of the newest MERGE that numbered rows (its commit's userMetadata)."""
+        for limit in (" limit 100", ""):
+            rows = self._run_sql(f"describe history {relation}{limit}")
+            mark = identity.delta_high_water([identity.history_entry(row) for row in rows])
+            if mark is not None or len(rows) < 100:
+                return mark
+        return None
+
+    @available
+    def mutable_identity_mark_location(self, location: str) -> str:
+        return identity.mark_location(location)
+
+    @available
+    def mutable_identity_moved_marker(self) -> str:
+        return identity.IDENTITY_MOVED_MARKER

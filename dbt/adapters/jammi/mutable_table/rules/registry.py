@@ -18,8 +18,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from dbt.adapters.jammi.mutable_table.rules import changelog, merge_functions, tombstones, ttl
+from dbt.adapters.jammi.mutable_table.rules import (
+    changelog,
+    identity,
+    merge_functions,
+    tombstones,
+    ttl,
+)
 
-ROW_RULES: tuple[ModuleType, ...] = (ttl, merge_functions, changelog, tombstones)
+ROW_RULES: tuple[ModuleType, ...] = (ttl, merge_functions, changelog, tombstones, identity)
 
 RULE_OPTIONS: tuple[str, ...] = tuple(option for rule in ROW_RULES for option in rule.OPTIONS)

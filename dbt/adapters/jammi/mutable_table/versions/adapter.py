@@ -27,6 +27,7 @@ from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.rules import identity
 from dbt.adapters.jammi.mutable_table.versions import kept as versions
 from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
 
@@ -175,12 +176,16 @@ class VersionsAdapterMixin(StatementsMixin):
     # --- reads of the past and rollback (mutable_table/versions/reads.py) -----------------------
 
     @available
-    def mutable_tag_delta_commits(self) -> str:
+    def mutable_tag_delta_commits(self, identity_from: Any = None) -> str:
         """Tag this connection's Delta commits with the dbt invocation id (Delta's
         ``commitInfo.userMetadata``), which ``mutable_table_history`` shows. Every
         thread of one dbt process has the same invocation id, so the value is never
-        wrong for a concurrent thread; it is not a setting dbt-spark's macros use."""
-        tag = version_reads.INVOCATION_PREFIX + str(get_invocation_id())
+        wrong for a concurrent thread; it is not a setting dbt-spark's macros use.
+        ``identity_from``: the next MERGE's numbering start (rules/identity.py); the
+        caller tags again without it right after that MERGE."""
+        tag = identity.commit_metadata(
+            version_reads.INVOCATION_PREFIX + str(get_invocation_id()), identity_from
+        )
         self._run_sql(f"set {DELTA_USER_METADATA}={tag}")
         return ""
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table.rules.identity import commit_tag
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 
 # Delta operationMetrics keys per count, first present wins.
@@ -94,7 +95,7 @@ def delta_history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> lis
             counts[name] = int(found or 0)
         if values.get("operation") not in ("MERGE", "WRITE", "CREATE TABLE AS SELECT"):
             counts = {"inserts": 0, "updates": 0, "deletes": 0}
-        metadata = str(values.get("userMetadata") or "")
+        metadata = commit_tag(str(values.get("userMetadata") or ""))  # without a mark
         entries.append(
             {
                 "version": int(values["version"]),

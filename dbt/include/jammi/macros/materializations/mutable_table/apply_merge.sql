@@ -55,5 +55,10 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
   {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
-  {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt)) }}
+  {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
+  {%- set commit_args = [merge_sql, definition.table_id, last_attempt] -%}
+  {%- if definition.get('identity_from') is not none -%}
+    {%- do commit_args.append(definition.identity_from) -%}
+  {%- endif -%}
+  {{ return(adapter.mutable_commit_merge(*commit_args)) }}
 {%- endmacro %}

@@ -82,6 +82,8 @@
   {%- if tombstones_sql -%}
     {%- do steps.append({'sql': get_write_tombstones_sql(location, file_format, tombstones_sql), 'undo_paths': [location]}) -%}
   {%- endif -%}
+  {#-- identity_column: the version's high-water mark, inside it (identity.sql) --#}
+  {%- do steps.extend(mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
     {%- set changelog_dir = adapter.changelog_staged_dir(definition.changelog_topic.location, location) -%}

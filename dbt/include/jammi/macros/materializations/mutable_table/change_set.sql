@@ -154,6 +154,12 @@
 {%- if written_at in new_value -%}
   {%- do new_value.update({written_at: 'cast(' ~ definition.now_ms ~ ' as bigint)'}) -%}
 {%- endif -%}
+{#-- identity_column: a stored key keeps its number, the batch's value is ignored; an
+     insert takes the next number (identity.sql) --#}
+{%- set identity = definition.get('identity_column') -%}
+{%- if identity -%}
+  {%- do new_value.update({identity: 't_' ~ identity}) -%}
+{%- endif -%}
 with
 
 batch as (
@@ -233,7 +239,7 @@ select
   {%- else %}
   case change_kind
     when 'delete' then t_{{ c[0] }}
-    when 'insert' then {{ new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
+    when 'insert' then {{ mutable_identity_insert_value(definition, target_relation) if c[0] == identity else new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
     {#- a merge function's result keeps the stored type (a decimal sum widens) #}
     else {{ ('cast(' ~ new_value[c[0]] ~ ' as ' ~ c[1] ~ ')') if c[0] in merge_functions else new_value[c[0]] }}
   end as {{ q(c[0]) }},
