@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check jars demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: java-check jars iceberg-probe demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -178,6 +178,13 @@ spark4-features: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py
 	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -q -rs -p no:cacheprovider \
 	  --durations=15 $(PYTEST_ARGS)
+
+# Iceberg's runtime for the installed Spark line on a local session (scripts/iceberg_probe.py):
+# a smoke test of `make jars`' Iceberg releases, not in `make test`. SPARK4_DELTA=1: on
+# PySpark 4.0 (.venv-spark4-delta), the Spark line of the 4.0 runtime.
+ICEBERG_PYTHON = $(if $(SPARK4_DELTA),$(S4D),$(BIN))/python
+iceberg-probe: jars $(if $(SPARK4_DELTA),$(SPARK4_DELTA_VENV)/.installed)
+	@$(ICEBERG_PYTHON) scripts/iceberg_probe.py
 
 clean:
 	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
