@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fetch_jars import jars_dir  # scripts/ is this script's directory
+
 from dbt.adapters.jammi.engine.jar_releases import (
     delta_release,
     installed_pyspark_version,
@@ -67,8 +69,6 @@ def delta_problem() -> str | None:
     return None
 
 
-REPO = Path(__file__).resolve().parent.parent
-JARS_CACHE = REPO / ".jars"  # filled by `make jars` (scripts/fetch_jars.py)
 TESTS = [
     "tests/functional/mutable_table",
     "tests/functional/scd2",
@@ -88,7 +88,7 @@ def local_jars(setting: str | None) -> str | None:
     release = delta_release(installed_pyspark_version())
     if release is None or release.jars_dir is None:
         return None
-    folder = JARS_CACHE / release.jars_dir
+    folder = jars_dir(release)
     jars = sorted(folder.glob("*.jar")) if folder.is_dir() else []
     return ",".join(str(j) for j in jars) or None
 

@@ -37,13 +37,13 @@ def local_repository_jar(coordinates: str) -> Path:
     return folder / f"{artifact}-{version}.jar"
 
 
-def cached_jar(release: JarRelease, coordinates: str) -> Path:
-    return JARS_CACHE / str(release.jars_dir) / local_repository_jar(coordinates).name
-
-
 def jars_dir(release: JarRelease) -> Path:
     """``.jars/<jars_dir>``, the folder of plain jars for ``spark.jars``."""
     return JARS_CACHE / str(release.jars_dir)
+
+
+def cached_jar(release: JarRelease, coordinates: str) -> Path:
+    return jars_dir(release) / local_repository_jar(coordinates).name
 
 
 def is_cached(release: JarRelease) -> bool:
