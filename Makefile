@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: java-check jars iceberg-probe demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,16 +24,20 @@ demo: $(STAMP)
 	cd integration_project && ../$(BIN)/dbt run-operation expire_mutable_table --profiles-dir . \
 	  --project-dir . --args '{table: sku_order_counters}'
 
-# The integration project on an embedded session with Delta Lake: the local jars in
-# ../shared/jars/delta when present (or JAMMI_DELTA_JARS), else Maven coordinates.
-DELTA_JARS ?= $(or $(JAMMI_DELTA_JARS),$(subst $(space),$(comma),$(wildcard $(CURDIR)/../shared/jars/delta/*.jar)))
-empty :=
-space := $(empty) $(empty)
-comma := ,
-demo-delta: $(STAMP)
+# Delta's and Iceberg's Spark jars from Maven Central with mvn (scripts/fetch_jars.py;
+# versions in dbt/adapters/jammi/engine/jar_releases.py): into the local Maven repository
+# (~/.m2/repository), which Spark's spark.jars.packages resolver reads first, and copied
+# into .jars/ (git-ignored) for spark.jars and --jars. Fetched once; quick afterwards.
+jars: $(STAMP)
+	@$(BIN)/python scripts/fetch_jars.py
+
+# The integration project on an embedded session with Delta Lake, configured by Maven
+# coordinates (spark.jars.packages in its profile's delta target) as README tells users,
+# resolved from the local Maven repository `make jars` filled; JAMMI_DELTA_JARS (jar
+# files) overrides them.
+demo-delta: jars
 	@$(MAKE) --no-print-directory java-check
-	cd integration_project && JAMMI_DELTA_JARS="$(DELTA_JARS)" \
-	  JAMMI_DELTA_PACKAGES="$(if $(DELTA_JARS),,io.delta:delta-spark_2.12:3.2.1)" \
+	cd integration_project && $(if $(JAMMI_DELTA_JARS),JAMMI_DELTA_PACKAGES=) \
 	  ../$(BIN)/dbt build --profiles-dir . --project-dir . --target delta
 
 lint: $(STAMP)
@@ -48,7 +52,7 @@ functional: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
 
-delta-lane: $(STAMP)
+delta-lane: jars
 	@$(BIN)/python scripts/delta_lane.py
 
 # Spark Thrift Server on loopback (from PySpark's own jars), integration_project with
@@ -57,16 +61,16 @@ thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
 
-# A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS or ../shared/jars/delta): the
+# A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS, else .jars/ from `make jars`): the
 # tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),
 # with file_format delta; part of `make test`.
-thrift-delta-lane: $(STAMP)
+thrift-delta-lane: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta
 
 # Every feature test and the integration project on the Delta server (about 50 minutes
 # on 2 cores; not in `make test`, which runs DELTA_LANE_TESTS in scripts/thrift_server.py).
-thrift-delta-lane-all: $(STAMP)
+thrift-delta-lane-all: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta --all
 
@@ -91,7 +95,7 @@ docs-browser: $(STAMP)
 # Every benchmark at ROWS rows (comma-separated sizes; default 1M), one table of our time
 # against its same-process baseline; not part of `make test`. docs/performance.md.
 ROWS ?= 1000000
-bench: $(STAMP)
+bench: jars
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/python bench/run_all.py --rows $(ROWS)
 
@@ -99,7 +103,7 @@ bench: $(STAMP)
 # after another, each printed whole with its minutes in one summary (scripts/test_lanes.py,
 # which also says why not side by side). README, "Tests", says what each lane covers.
 LANES ?= spark4-check thrift-lane cluster-fault-lane thrift-delta-lane crash-lane functional delta-lane
-test: lint unit
+test: lint unit jars
 	@$(BIN)/python scripts/test_lanes.py "$(LANES)"
 
 # The inner loop (a few minutes): lint, unit, and one smoke test per materialization on
@@ -114,7 +118,7 @@ test-quick: lint unit
 # (.github/workflows/spark4-lane.yml).
 #   .venv-spark4        newest PySpark 4.x: unit, functional (dbt-tests-adapter suites
 #                       included), the integration project, the Thrift lane
-#   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1: the Delta lane
+#   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1 (`make jars`): the Delta lane
 SPARK4_VENV ?= .venv-spark4
 SPARK4_DELTA_VENV ?= .venv-spark4-delta
 S4 := $(SPARK4_VENV)/bin
@@ -153,7 +157,7 @@ spark4-thrift: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py
 	@$(S4)/python scripts/thrift_server.py lane
 
-spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed
+spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed jars
 	@$(S4D)/python scripts/check_java.py
 	@$(S4D)/python scripts/delta_lane.py
 
@@ -175,7 +179,14 @@ spark4-features: $(SPARK4_VENV)/.installed
 	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -q -rs -p no:cacheprovider \
 	  --durations=15 $(PYTEST_ARGS)
 
+# Iceberg's runtime for the installed Spark line on a local session (scripts/iceberg_probe.py):
+# a smoke test of `make jars`' Iceberg releases, not in `make test`. SPARK4_DELTA=1: on
+# PySpark 4.0 (.venv-spark4-delta), the Spark line of the 4.0 runtime.
+ICEBERG_PYTHON = $(if $(SPARK4_DELTA),$(S4D),$(BIN))/python
+iceberg-probe: jars $(if $(SPARK4_DELTA),$(SPARK4_DELTA_VENV)/.installed)
+	@$(ICEBERG_PYTHON) scripts/iceberg_probe.py
+
 clean:
-	rm -rf $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
+	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
 	  integration_project/.spark-spark4 integration_project/target integration_project/target-spark4 \
 	  integration_project/logs

@@ -26,7 +26,7 @@ benchmark fails.
 (`delta.enableDeletionVectors`) switched on for both tables before the rounds.
 
 Delta's jars: JAMMI_DELTA_JARS (comma-separated or a directory), else
-../shared/jars/delta beside the repository. Run:
+the .jars/ cache `make jars` fills. Run:
     .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000]
         [--layouts plain,dv] [--shapes 1pct,100keys,half_repeat] [--profile]
 """
@@ -174,7 +174,7 @@ def main() -> None:
         raise SystemExit(f"unknown layouts or shapes: {', '.join(sorted(unknown))}")
     jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
     if not jars:
-        raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or put them in ../shared)")
+        raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or run `make jars`)")
 
     work = Path(tempfile.mkdtemp(prefix="jammi-bench-delta-"))
     project = work / "project"

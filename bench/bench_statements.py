@@ -2,7 +2,7 @@
 
 A small project on the embedded session (parquet): a mutable_table, an scd2 history, a
 topic, a topic consumer (`incremental` reading `topic_events`) and a plain dbt-spark
-`incremental` model; with Delta's jars (JAMMI_DELTA_JARS or ../shared) also a Delta
+`incremental` model; with Delta's jars (JAMMI_DELTA_JARS or .jars/, `make jars`) also a Delta
 mutable_table and dbt-spark's Delta `merge` incremental. Every model is built once,
 then run again on a changed batch; the second run's statements are counted per model
 (the steady state a scheduled project sees) and listed with --list. Run:

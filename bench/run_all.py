@@ -25,7 +25,7 @@ BENCHMARKS = {
     "rules": ["bench_row_rules.py"],  # merge_functions and ttl_ms against a plain upsert
     "scd2": ["bench_scd2.py"],
     "topic": ["bench_topic.py"],
-    "delta": ["bench_delta_merge.py"],  # Delta's jars: JAMMI_DELTA_JARS or ../shared
+    "delta": ["bench_delta_merge.py"],  # Delta's jars: JAMMI_DELTA_JARS or .jars/ (make jars)
 }
 
 

@@ -1,17 +1,20 @@
 """Run the feature tests with file_format delta wherever Delta Lake can be loaded.
 
-Delta's Spark jars come from local jars or from Maven Central (spark.jars.packages):
-- JAMMI_DELTA_JARS=/path/a.jar,/path/b.jar (or a directory holding the jars);
-- else the jars beside the repository for the installed PySpark's Spark line, when
-  present (offline machines: CI): ../shared/jars/delta for Spark 3.5,
-  ../shared/jars/delta-spark4 for Spark 4.0;
-- else Maven coordinates (JAMMI_DELTA_PACKAGES, default: the release for the installed
-  Spark line, dbt/adapters/jammi/engine/delta_release.py).
+Delta's Spark jars, fetched by `make jars` (scripts/fetch_jars.py, a prerequisite of
+this lane):
+- JAMMI_DELTA_JARS=/path/a.jar,/path/b.jar (or a directory holding the jars), an
+  override: the sessions load these files with spark.jars;
+- else Maven coordinates in the profile (spark.jars.packages), as README tells users:
+  JAMMI_DELTA_PACKAGES, default the release for the installed Spark line
+  (dbt/adapters/jammi/engine/jar_releases.py), which Spark's resolver finds in the
+  local Maven repository (~/.m2/repository) that `make jars` filled.
 When Delta cannot be loaded the lane is skipped with the reason -- or fails, with
 JAMMI_DELTA_REQUIRED=1 (CI sets it: a skipped lane never counts as passing there).
 
 Only the tests that configure a file format run here (the feature tests and the Delta
 suites); a class parametrized over formats runs its delta param only (tests/conftest.py).
+tests/functional/adapter/test_delta_from_maven.py checks that coordinates resolve from
+the local Maven repository with the network shut off.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dbt.adapters.jammi.engine.delta_release import (
+from fetch_jars import jars_dir  # scripts/ is this script's directory
+
+from dbt.adapters.jammi.engine.jar_releases import (
     delta_release,
     installed_pyspark_version,
     package_for,
@@ -64,27 +69,26 @@ def delta_problem() -> str | None:
     return None
 
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_JARS = REPO.parent / "shared" / "jars"
 TESTS = [
     "tests/functional/mutable_table",
     "tests/functional/scd2",
     "tests/functional/topic",
     "tests/functional/adapter/test_delta_suites.py",
+    "tests/functional/adapter/test_delta_from_maven.py",
 ]
 
 
 def local_jars(setting: str | None) -> str | None:
-    """The comma-separated jar list for spark.jars: JAMMI_DELTA_JARS (files, or a
-    directory of jars), else the ../shared/jars folder of the installed Spark line's
-    Delta release when it holds jars, else None."""
+    """The comma-separated jar list for spark.jars and spark-submit's --jars:
+    JAMMI_DELTA_JARS (files, or a directory of jars), else the .jars/ folder of the
+    installed Spark line's Delta release when `make jars` filled it, else None."""
     if setting:
         path = Path(setting)
         return ",".join(str(j) for j in sorted(path.glob("*.jar"))) if path.is_dir() else setting
     release = delta_release(installed_pyspark_version())
-    if release is None or release.shared_jars_dir is None:
+    if release is None or release.jars_dir is None:
         return None
-    folder = SHARED_JARS / release.shared_jars_dir
+    folder = jars_dir(release)
     jars = sorted(folder.glob("*.jar")) if folder.is_dir() else []
     return ",".join(str(j) for j in jars) or None
 
@@ -94,14 +98,14 @@ def main() -> int:
     if delta_release(spark) is None and not os.environ.get("JAMMI_DELTA_JARS"):
         print(f"delta lane SKIPPED: no Delta Lake release is known for PySpark {spark}")
         return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
-    jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
-    if jars:
-        os.environ["JAMMI_DELTA_JARS"] = jars
+    override = os.environ.get("JAMMI_DELTA_JARS")
+    if override:
+        os.environ["JAMMI_DELTA_JARS"] = jars = str(local_jars(override))
+        source = f"jars {jars}"
     else:
-        os.environ["JAMMI_DELTA_PACKAGES"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
-            spark
-        )
-    source = f"jars {jars}" if jars else f"Maven packages {os.environ['JAMMI_DELTA_PACKAGES']}"
+        package = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(spark)
+        os.environ["JAMMI_DELTA_PACKAGES"] = package
+        source = f"Maven coordinates {package}, spark.jars.packages"
     problem = delta_problem()
     if problem:
         print(f"delta lane SKIPPED: Delta Lake is not available on this machine ({problem})")

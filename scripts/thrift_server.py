@@ -298,7 +298,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         cmd.add_argument(
             "--delta",
             action="store_true",
-            help="a server with Delta Lake (JAMMI_DELTA_JARS, else ../shared/jars/delta)",
+            help="a server with Delta Lake (JAMMI_DELTA_JARS, else .jars/, `make jars`)",
         )
         cmd.add_argument(
             "--local",
@@ -348,7 +348,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         delta_jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
         if not delta_jars:
-            print("thrift lane (delta) SKIPPED: no Delta jars (JAMMI_DELTA_JARS or ../shared)")
+            print("thrift lane (delta) SKIPPED: no Delta jars (JAMMI_DELTA_JARS, or make jars)")
             return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     with contextlib.ExitStack() as stack:
         cluster = None

@@ -22,7 +22,7 @@ from typing import Optional
 
 import pytest
 
-from dbt.adapters.jammi.engine.delta_release import installed_pyspark_version, package_for
+from dbt.adapters.jammi.engine.jar_releases import installed_pyspark_version, package_for
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 

@@ -27,8 +27,8 @@ from dbt.adapters.jammi.common.validation import (
     validate_tenant_value,
 )
 from dbt.adapters.jammi.connections import JammiConnectionManager
-from dbt.adapters.jammi.engine.delta_release import packages_hint
 from dbt.adapters.jammi.engine.delta_replace import DeltaReplaceAdapterMixin
+from dbt.adapters.jammi.engine.jar_releases import packages_hint
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,

@@ -1,7 +1,7 @@
 """Engine: the Spark session and what the engine does to us.
 
 The embedded session (launch, Java, defaults), exact parameter bindings, Spark's error
-messages, Hive/Thrift compatibility, Delta releases and Delta's replace, relation listing
-that survives concurrent drops, version directories on the file system.
+messages, Hive/Thrift compatibility, Delta and Iceberg releases, Delta's replace,
+relation listing that survives concurrent drops, version directories on the file system.
 Layer 1: may import common/ and credentials.py.
 """

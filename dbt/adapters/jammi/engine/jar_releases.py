@@ -1,0 +1,109 @@
+"""Which Delta Lake and Iceberg releases go with which Spark (the jars Spark loads).
+
+Delta's and Iceberg's Spark jars are built for one Spark line and one Scala version, so
+a session must load the release that matches its PySpark. `make jars`
+(scripts/fetch_jars.py) fetches every release with a ``jars_dir`` from Maven Central
+into the local Maven repository, where Spark's ``spark.jars.packages`` resolver reads
+them first (its ``local-m2-cache``), and copies the jars into ``.jars/<jars_dir>`` for
+``spark.jars`` and spark-submit's ``--jars``. The tests, the lanes, the Thrift server
+script and the file_format error pick releases here; users copy the coordinates from
+README's version table.
+
+Why these versions (checked against Maven Central, 2026-11-24):
+- Spark 3.5: Delta 3.3.3, the newest 3.x (built on Spark 3.5.6); Delta 4.x needs Spark 4.
+- Spark 4.0: Delta 4.0.1, the newest 4.0.x. Delta 4.1 and later build for Spark 4.1 by
+  default (``delta-spark_2.13``), and for Spark 4.0 under ``delta-spark_4.0_2.13``.
+- Iceberg: 1.12.0 for Spark 3.5; 1.11.0 for Spark 4.0 (the last release with a 4.0
+  runtime; 1.12 builds for Spark 4.1).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class JarRelease:
+    """A library's release for one Spark line: the Maven coordinates users put in
+    ``spark.jars.packages``, the jars (coordinates) that package puts on Spark's class
+    path besides Spark's own, and the folder of the repository's jar cache holding them
+    (``.jars/<jars_dir>``; None: `make jars` does not fetch it)."""
+
+    spark_line: str
+    package: str
+    jars: tuple[str, ...]
+    jars_dir: Optional[str]
+
+
+def _delta(spark_line: str, scala: str, version: str, fetched: bool) -> JarRelease:
+    package = f"io.delta:delta-spark_{scala}:{version}"
+    jars = (package, f"io.delta:delta-storage:{version}")
+    return JarRelease(spark_line, package, jars, f"delta-spark{spark_line}" if fetched else None)
+
+
+def _iceberg(spark_line: str, scala: str, version: str) -> JarRelease:
+    package = f"org.apache.iceberg:iceberg-spark-runtime-{spark_line}_{scala}:{version}"
+    return JarRelease(spark_line, package, (package,), f"iceberg-spark{spark_line}")
+
+
+DELTA_RELEASES: tuple[JarRelease, ...] = (
+    _delta("3.5", "2.12", "3.3.3", fetched=True),
+    _delta("4.0", "2.13", "4.0.1", fetched=True),
+    # Built for Spark 4.1, naming the Spark line in its artifact; no lane runs 4.1.
+    _delta("4.1", "4.1_2.13", "4.1.0", fetched=False),
+)
+
+# Fetched and smoke-tested (a table created and read through SparkSessionCatalog on a
+# Hive metastore); no lane runs Iceberg yet.
+ICEBERG_RELEASES: tuple[JarRelease, ...] = (
+    _iceberg("3.5", "2.12", "1.12.0"),
+    _iceberg("4.0", "2.13", "1.11.0"),
+)
+
+FETCHED_RELEASES: tuple[JarRelease, ...] = tuple(
+    r for r in (*DELTA_RELEASES, *ICEBERG_RELEASES) if r.jars_dir
+)
+
+_LINE = re.compile(r"^\s*(\d+)\.(\d+)")
+
+
+def spark_line(spark_version: str) -> str:
+    """``3.5`` for ``3.5.7``; empty when the version cannot be read."""
+    match = _LINE.match(spark_version or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else ""
+
+
+def delta_release(spark_version: str) -> Optional[JarRelease]:
+    """The Delta release for this Spark version, or None when Delta has none for it
+    (e.g. Spark 4.2 and 4.3 when this was written)."""
+    return _release_for(DELTA_RELEASES, spark_version)
+
+
+def iceberg_release(spark_version: str) -> Optional[JarRelease]:
+    """The Iceberg runtime for this Spark version, or None."""
+    return _release_for(ICEBERG_RELEASES, spark_version)
+
+
+def _release_for(releases: tuple[JarRelease, ...], spark_version: str) -> Optional[JarRelease]:
+    line = spark_line(spark_version)
+    return next((r for r in releases if r.spark_line == line), None)
+
+
+def package_for(spark_version: str) -> str:
+    """Delta's Maven coordinates for this Spark version (Spark 3.5's release when Delta
+    has none for it: loading then fails with Delta's own message)."""
+    release = delta_release(spark_version)
+    return (release or DELTA_RELEASES[0]).package
+
+
+def installed_pyspark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
+def packages_hint() -> str:
+    """Every known Delta pairing, for error messages that cannot know the server's Spark."""
+    return "; ".join(f"Spark {r.spark_line}: {r.package}" for r in DELTA_RELEASES)

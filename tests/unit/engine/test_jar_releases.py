@@ -1,0 +1,78 @@
+"""Which Delta Lake and Iceberg releases the lanes, hints and `make jars` pick."""
+
+import pytest
+
+from dbt.adapters.jammi.engine.jar_releases import (
+    FETCHED_RELEASES,
+    delta_release,
+    iceberg_release,
+    package_for,
+    packages_hint,
+    spark_line,
+)
+
+
+@pytest.mark.parametrize(
+    "spark, package, folder",
+    [
+        ("3.5.7", "io.delta:delta-spark_2.12:3.3.3", "delta-spark3.5"),
+        ("3.5.0-SNAPSHOT", "io.delta:delta-spark_2.12:3.3.3", "delta-spark3.5"),
+        ("4.0.1", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4.0"),
+        ("4.0.5 abc123", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4.0"),
+        ("4.1.0", "io.delta:delta-spark_4.1_2.13:4.1.0", None),
+    ],
+)
+def test_delta_release_per_spark_line(spark, package, folder):
+    release = delta_release(spark)
+    assert release is not None
+    assert (release.package, release.jars_dir) == (package, folder)
+
+
+def test_delta_jars_are_the_package_and_delta_storage():
+    release = delta_release("3.5.7")
+    assert release is not None
+    assert release.jars == (release.package, "io.delta:delta-storage:3.3.3")
+
+
+@pytest.mark.parametrize(
+    "spark, package",
+    [
+        ("3.5.7", "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0"),
+        ("4.0.5", "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0"),
+    ],
+)
+def test_iceberg_runtime_per_spark_line(spark, package):
+    release = iceberg_release(spark)
+    assert release is not None
+    assert release.jars == (package,)
+
+
+@pytest.mark.parametrize("spark", ["4.3.0", "3.4.1", "", "unknown"])
+def test_no_delta_release_for_other_lines(spark):
+    assert delta_release(spark) is None
+
+
+def test_make_jars_fetches_each_release_with_a_cache_folder_once():
+    folders = [r.jars_dir for r in FETCHED_RELEASES]
+    assert folders == ["delta-spark3.5", "delta-spark4.0", "iceberg-spark3.5", "iceberg-spark4.0"]
+
+
+def test_spark_line_and_hint():
+    assert spark_line("4.3.0") == "4.3"
+    assert spark_line("x") == ""
+    hint = packages_hint()
+    assert "Spark 3.5: io.delta:delta-spark_2.12:3.3.3" in hint
+    assert "Spark 4.0: io.delta:delta-spark_2.13:4.0.1" in hint
+
+
+def test_package_for_falls_back_to_spark_35s_release():
+    assert package_for("4.0.5") == "io.delta:delta-spark_2.13:4.0.1"
+    assert package_for("4.3.0") == "io.delta:delta-spark_2.12:3.3.3"
+
+
+def test_integration_projects_delta_profile_names_spark_35s_release():
+    from pathlib import Path
+
+    profiles = Path(__file__).parents[3] / "integration_project" / "profiles.yml"
+    default = f"env_var('JAMMI_DELTA_PACKAGES', '{package_for('3.5.7')}')"
+    assert default in profiles.read_text()
