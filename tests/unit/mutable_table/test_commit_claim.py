@@ -102,6 +102,30 @@ def test_of_two_runs_planned_from_one_version_exactly_one_commits(point):
     assert store.views == {}
 
 
+def test_a_claim_dropped_while_create_view_reads_it_is_claimed_again():
+    """Spark's CREATE VIEW checks that the name exists, then reads it: a holder that
+    drops its claim in between makes the create fail with TABLE_OR_VIEW_NOT_FOUND
+    (seen in the Thrift race lane). Nobody holds the claim then: the run claims again."""
+    store = FakeMetastore(V1)
+    claim = f"analytics.{claim_identifier('stock', 2, 0)}"
+    create = store.run_sql
+
+    def vanishing_once(sql: str):
+        if sql.startswith(f"create view {claim} ") and not store.statements:
+            store.statements.append(sql)
+            raise RuntimeError(
+                f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {claim} cannot be found"
+            )
+        return create(sql)
+
+    store.run_sql = vanishing_once  # type: ignore[method-assign]
+    assert commit(store, "a") == "committed"
+    assert store.location == f"{BASE}/v0000000002_a"
+    assert [s.split(" tblproperties")[0] for s in store.statements[:2]] == [
+        f"create view {claim}"
+    ] * 2
+
+
 def test_a_run_planned_from_a_version_already_replaced_does_not_commit():
     store = FakeMetastore(V1)
     assert commit(store, "a") == "committed"
