@@ -9,6 +9,7 @@ import json
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table.commit.delta_merge import commit_merge, merges_batch
 from dbt.adapters.jammi.mutable_table.decisions import RUN_ONLY_KEYS, reconcile_schema
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
@@ -184,14 +185,14 @@ def test_the_delta_mark_is_the_newest_numbering_merge_start_plus_its_inserts():
         history(3, "MERGE", tag, 9),  # expire_mutable_table: no numbering
         history(2, "MERGE", identity.commit_metadata(tag, 2), 8),
     ]
-    assert identity.delta_high_water([identity.history_entry(r) for r in rows]) == 13
-    assert identity.delta_high_water([identity.history_entry(rows[0])]) is None
+    assert identity.delta_high_water([delta_history_entry(r) for r in rows]) == 13
+    assert identity.delta_high_water([delta_history_entry(rows[0])]) is None
 
 
 def test_history_metrics_arrive_as_text_over_thrift():
     row = list(history(1, "MERGE", "t" + identity.COMMIT_MARK + "4", 0))
     row[12] = json.dumps({"numTargetRowsInserted": "2"})
-    assert identity.delta_high_water([identity.history_entry(row)]) == 6
+    assert identity.delta_high_water([delta_history_entry(row)]) == 6
 
 
 def test_the_commit_tag_reads_back_without_the_mark():

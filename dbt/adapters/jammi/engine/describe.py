@@ -1,10 +1,31 @@
 """What a query's result looks like to Python: its rows (an agate table from ``run_query``
-or plain rows) and the columns ``DESCRIBE QUERY`` reports."""
+or plain rows), the columns ``DESCRIBE QUERY`` reports, and Delta's ``DESCRIBE HISTORY``
+entries."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
+
+# DESCRIBE HISTORY's columns, in order (Delta 3.x / 4.x).
+DELTA_HISTORY_COLUMNS = (
+    "version",
+    "timestamp",
+    "userId",
+    "userName",
+    "operation",
+    "operationParameters",
+    "job",
+    "notebook",
+    "clusterId",
+    "readVersion",
+    "isolationLevel",
+    "isBlindAppend",
+    "operationMetrics",
+    "userMetadata",
+    "engineInfo",
+)
 
 
 def result_rows(table: Any) -> list[list[Any]]:
@@ -20,3 +41,17 @@ def query_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
             continue
         columns.append([str(row[0]), str(row[1])])
     return columns
+
+
+def delta_history_entry(row: Sequence[Any]) -> dict[str, Any]:
+    """One ``DESCRIBE HISTORY`` row as a dict by column name; ``operationMetrics`` parsed
+    when it arrives as text (over Thrift), {} when it cannot be."""
+    entry = dict(zip(DELTA_HISTORY_COLUMNS, row))
+    metrics = entry.get("operationMetrics") or {}
+    if isinstance(metrics, str):
+        try:
+            metrics = json.loads(metrics)
+        except ValueError:
+            metrics = {}
+    entry["operationMetrics"] = metrics
+    return entry

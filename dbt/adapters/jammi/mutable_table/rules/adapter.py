@@ -13,6 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
+from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table.rules import identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
@@ -200,7 +201,7 @@ class MutableRulesAdapterMixin(StatementsMixin):
         """The mark of the newest MERGE that numbered rows (its commit's userMetadata)."""
         for limit in (" limit 100", ""):
             rows = self._run_sql(f"describe history {relation}{limit}")
-            mark = identity.delta_high_water([identity.history_entry(row) for row in rows])
+            mark = identity.delta_high_water([delta_history_entry(row) for row in rows])
             if mark is not None or len(rows) < 100:
                 return mark
         return None

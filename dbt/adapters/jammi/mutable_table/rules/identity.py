@@ -25,7 +25,6 @@ in key order and every other row its stored number.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -204,37 +203,7 @@ def delta_high_water(history: Sequence[Mapping[str, Any]]) -> Optional[int]:
     return int(start) + inserted if start.strip().isdigit() else None
 
 
-# DESCRIBE HISTORY's columns, in order (Delta 3.x / 4.x); the mark needs four of them.
-_HISTORY_COLUMNS = (
-    "version",
-    "timestamp",
-    "userId",
-    "userName",
-    "operation",
-    "operationParameters",
-    "job",
-    "notebook",
-    "clusterId",
-    "readVersion",
-    "isolationLevel",
-    "isBlindAppend",
-    "operationMetrics",
-    "userMetadata",
-)
 _NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
-
-
-def history_entry(row: Sequence[Any]) -> dict[str, Any]:
-    """One DESCRIBE HISTORY row as a dict; ``operationMetrics`` parsed when it arrives as
-    text (over Thrift)."""
-    entry = dict(zip(_HISTORY_COLUMNS, row))
-    metrics = entry.get("operationMetrics")
-    if isinstance(metrics, str):
-        try:
-            entry["operationMetrics"] = json.loads(metrics)
-        except ValueError:
-            entry["operationMetrics"] = {}
-    return entry
 
 
 def no_mark(message: str) -> bool:

@@ -10,12 +10,12 @@ one shape the tenant read guard accepts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.rules.identity import commit_tag
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
@@ -82,13 +82,8 @@ def delta_history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> lis
     userMetadata, ...) as the newest ``versions_kept`` history entries, newest first."""
     entries: list[dict[str, Any]] = []
     for row in rows:
-        values = dict(zip(_DELTA_HISTORY_COLUMNS, row))
-        metrics = values.get("operationMetrics") or {}
-        if isinstance(metrics, str):
-            try:
-                metrics = json.loads(metrics)
-            except ValueError:
-                metrics = {}
+        values = delta_history_entry(row)
+        metrics = values["operationMetrics"]
         counts: dict[str, int] = {}
         for name, keys in _DELTA_METRICS.items():
             found = next((metrics[k] for k in keys if k in metrics), 0)
@@ -113,25 +108,6 @@ def delta_history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> lis
     for index, entry in enumerate(kept):
         entry["current"] = index == 0
     return kept
-
-
-_DELTA_HISTORY_COLUMNS = (
-    "version",
-    "timestamp",
-    "userId",
-    "userName",
-    "operation",
-    "operationParameters",
-    "job",
-    "notebook",
-    "clusterId",
-    "readVersion",
-    "isolationLevel",
-    "isBlindAppend",
-    "operationMetrics",
-    "userMetadata",
-    "engineInfo",
-)
 
 
 def _millis(value: Any) -> Optional[int]:
