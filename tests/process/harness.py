@@ -269,6 +269,24 @@ def thrift_target(host: str, port: int, schema: str, user: str, **extra: object)
     }
 
 
+def session_target(schema: str, session_dir: Path) -> dict:
+    """A profile target for dbt processes on their own embedded session, whose metastore
+    and warehouse are in ``session_dir`` (every process of a test shares them)."""
+    return {
+        "type": "jammi",
+        "method": "session",
+        "host": "localhost",
+        "schema": schema,
+        "threads": 1,
+        "session_dir": str(session_dir),
+        "server_side_parameters": {
+            "spark.master": "local[2]",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.showConsoleProgress": "false",
+        },
+    }
+
+
 def run_together(
     project: DbtProject, invocations: dict[str, list[str]], label: str
 ) -> dict[str, DbtResult]:

@@ -30,6 +30,7 @@ from tests.process.harness import (
     check,
     classify,
     report,
+    session_target,
 )
 
 KILL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -129,19 +130,7 @@ def run_args(batch: int, models: tuple[str, ...] = (ITEMS, EVENTS_MODEL)) -> lis
 
 @pytest.fixture
 def crash_project(tmp_path: Path) -> DbtProject:
-    target = {
-        "type": "jammi",
-        "method": "session",
-        "host": "localhost",
-        "schema": "crash",
-        "threads": 1,
-        "session_dir": str(tmp_path / "spark"),
-        "server_side_parameters": {
-            "spark.master": "local[2]",
-            "spark.sql.shuffle.partitions": "4",
-            "spark.ui.showConsoleProgress": "false",
-        },
-    }
+    target = session_target("crash", tmp_path / "spark")
     return DbtProject(
         root=tmp_path / "project",
         target=target,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.process.harness import DbtProject, check, report
+from tests.process.harness import DbtProject, check, report, session_target
 from tests.process.test_crash_recovery import kill_at
 
 KILL_FRACTIONS = (0.3, 0.6, 0.9, 0.97)  # the commit falls in the last tenth
@@ -66,19 +66,7 @@ def key_range(k: int) -> tuple[int, int]:
 
 @pytest.fixture
 def tomb_project(tmp_path: Path) -> DbtProject:
-    target = {
-        "type": "jammi",
-        "method": "session",
-        "host": "localhost",
-        "schema": "tomb",
-        "threads": 1,
-        "session_dir": str(tmp_path / "spark"),
-        "server_side_parameters": {
-            "spark.master": "local[2]",
-            "spark.sql.shuffle.partitions": "4",
-            "spark.ui.showConsoleProgress": "false",
-        },
-    }
+    target = session_target("tomb", tmp_path / "spark")
     return DbtProject(
         root=tmp_path / "project",
         target=target,
