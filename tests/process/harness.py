@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+import pytest
 import yaml
 
 DBT = str(Path(sys.executable).parent / "dbt")
@@ -251,6 +252,16 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+# The marks of a module whose tests need a Thrift server (the Thrift lanes run them).
+THRIFT_ONLY = [
+    pytest.mark.thrift,
+    pytest.mark.skipif(
+        os.environ.get("JAMMI_TEST_METHOD", "session") != "thrift",
+        reason="needs JAMMI_TEST_METHOD=thrift and a Thrift server",
+    ),
+]
 
 
 def thrift_target(host: str, port: int, schema: str, user: str, **extra: object) -> dict:

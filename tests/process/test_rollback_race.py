@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.process.harness import (
+    THRIFT_ONLY,
     DbtProject,
     ThriftSql,
     first_line,
@@ -32,13 +33,7 @@ from tests.process.test_thrift_races import (
     writer_rows,
 )
 
-pytestmark = [
-    pytest.mark.thrift,
-    pytest.mark.skipif(
-        os.environ.get("JAMMI_TEST_METHOD", "session") != "thrift",
-        reason="needs JAMMI_TEST_METHOD=thrift and a Thrift server",
-    ),
-]
+pytestmark = THRIFT_ONLY
 
 ROLLBACK_ROUNDS = 2
 

@@ -18,15 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.process.harness import DbtProject, ThriftSql, thrift_target
+from tests.process.harness import THRIFT_ONLY, DbtProject, ThriftSql, thrift_target
 
-pytestmark = [
-    pytest.mark.thrift,
-    pytest.mark.skipif(
-        os.environ.get("JAMMI_TEST_METHOD", "session") != "thrift",
-        reason="needs JAMMI_TEST_METHOD=thrift and a Thrift server",
-    ),
-]
+pytestmark = THRIFT_ONLY
 
 FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")
 TAIL_TIMEOUT_S = 300

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.process.harness import (
+    THRIFT_ONLY,
     DbtProject,
     DbtResult,
     ThriftSql,
@@ -31,13 +32,7 @@ from tests.process.harness import (
     thrift_target,
 )
 
-pytestmark = [
-    pytest.mark.thrift,
-    pytest.mark.skipif(
-        os.environ.get("JAMMI_TEST_METHOD", "session") != "thrift",
-        reason="needs JAMMI_TEST_METHOD=thrift and a Thrift server",
-    ),
-]
+pytestmark = THRIFT_ONLY
 
 FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")  # the lane's: parquet or delta
 
