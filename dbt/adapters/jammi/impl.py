@@ -38,7 +38,7 @@ from dbt.adapters.jammi.engine.session import (
 from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.delta_merge import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.decisions import describe_properties
-from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
 from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
@@ -255,7 +255,7 @@ class JammiAdapter(
     @available
     def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
         """``auto`` picks delta when the session has Delta Lake active, else parquet."""
-        requested = (requested or "auto").lower()
+        requested = validate_file_format((requested or "auto").lower(), f"model '{model_name}'")
         if requested == "auto":
             return "delta" if self.delta_available() else "parquet"
         if requested == "delta" and not self.delta_available():

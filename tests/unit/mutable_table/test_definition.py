@@ -14,6 +14,7 @@ from dbt.adapters.jammi.mutable_table.definition import (
     MutableTableDefinition,
     MutableTableDefinitionBuilder,
     MutableTableId,
+    validate_file_format,
 )
 from dbt.adapters.jammi.topic.definition import TopicDefinition, default_topic_name, new_topic_id
 
@@ -352,6 +353,18 @@ def test_file_format_choice():
         lambda: builder().primary_key(["item_id"]).file_format("csv").build(),
         "'file_format' is 'csv'",
     )
+
+
+def test_hudi_is_refused_by_name_for_tables_and_topics():
+    rejects(
+        lambda: builder().primary_key(["item_id"]).file_format("hudi").build(),
+        "file_format 'hudi' is not supported",
+        "set file_format to 'delta', 'iceberg', 'parquet' or 'orc'",
+    )
+    # resolve_file_format (mutable tables and topics, before any SQL) says the same.
+    with pytest.raises(JammiValidationError, match="model 'events'.*'hudi' is not supported"):
+        validate_file_format("hudi", "model 'events'")
+    assert validate_file_format("iceberg", "model 'events'") == "iceberg"
 
 
 def test_delete_when_is_a_single_predicate():

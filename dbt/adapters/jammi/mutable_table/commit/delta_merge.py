@@ -29,7 +29,7 @@ NON_EMPTY_LOCATION = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 # Table formats a mutable_table changes with MERGE (the others are rewritten).
-MERGE_FORMATS = ("delta", "iceberg", "hudi")
+MERGE_FORMATS = ("delta", "iceberg")
 
 # The batch-sourced MERGE (merge_batch.sql) checks each batch row on its way in: a bad row
 # raises an error carrying this marker and the batch check's kind (checks.sql's kinds).

@@ -47,7 +47,7 @@ MARK_COLUMN = "high_water"
 # `;`: Spark's SET takes a value up to the first one).
 COMMIT_MARK = "|jammi.identity_from:"
 # Formats whose commits carry no mark (the MERGE formats other than Delta).
-UNPROVEN_FORMATS = ("iceberg", "hudi")
+UNPROVEN_FORMATS = ("iceberg",)
 # The MERGE stops with this when another run stored numbers above its start.
 IDENTITY_MOVED_MARKER = "jammi-identity-moved"
 

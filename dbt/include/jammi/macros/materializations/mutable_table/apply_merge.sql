@@ -1,4 +1,4 @@
-{#-- MERGE applier (delta; iceberg/hudi where the session supports MERGE INTO): the
+{#-- MERGE applier (delta; iceberg where the session supports MERGE INTO): the
      change set is applied with one MERGE INTO per run, generically over the storage key,
      so SCD2 interval closes/splits (updates keyed by (pk, valid_from)) apply unchanged. --#}
 
