@@ -17,12 +17,17 @@ Lanes, chosen with environment variables (the Makefile sets them):
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from pathlib import Path
 from typing import Optional
 
 import pytest
 
 from dbt.adapters.jammi.engine.jar_releases import installed_pyspark_version, package_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from spark_cluster import TEST_JVM_OPTIONS  # noqa: E402  (scripts/: the lanes' JVM flags)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -75,7 +80,11 @@ def jammi_profile_target() -> dict:
             "connect_retries": 3,
             "connect_timeout": 10,
         }
-    params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
+    params = {
+        "spark.master": "local[2]",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
+    }
     if lane_ansi():
         params[ANSI] = lane_ansi()
     if test_file_format() == "delta":

@@ -21,6 +21,8 @@ from typing import Optional
 import pytest
 import yaml
 
+from tests.conftest import TEST_JVM_OPTIONS
+
 DBT = str(Path(sys.executable).parent / "dbt")
 PROJECT_NAME = "jammi_process"
 STATE_MARKER = "JAMMI_STATE "
@@ -294,6 +296,7 @@ def session_target(schema: str, session_dir: Path) -> dict:
             "spark.master": "local[2]",
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.showConsoleProgress": "false",
+            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
         },
     }
 

@@ -16,6 +16,7 @@ from dbt.adapters.jammi.engine.bindings import JammiSessionConnectionWrapper
 from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,
     apply_session_defaults,
+    driver_java_options,
     start_embedded_session,
 )
 
@@ -145,6 +146,24 @@ def test_profile_settings_win_over_session_defaults(tmp_path):
     )
     apply_session_defaults(creds, str(tmp_path))
     assert creds.server_side_parameters["spark.sql.warehouse.dir"] == "/elsewhere"
+
+
+def test_profile_jvm_options_keep_the_session_state_in_the_project(tmp_path):
+    creds = JammiCredentials(
+        method="session",
+        schema="s",
+        host="localhost",
+        server_side_parameters={"spark.driver.extraJavaOptions": "-XX:+UseSerialGC"},
+    )
+    apply_session_defaults(creds, str(tmp_path))
+    options = creds.server_side_parameters["spark.driver.extraJavaOptions"].split()
+    assert options[0] == f"-Dderby.system.home={tmp_path / '.spark'}"
+    assert options[1].startswith("-Dlog4j2.configurationFile=file:")
+    assert options[2] == "-XX:+UseSerialGC"
+    # A property the profile sets itself is left to it.
+    assert driver_java_options("-Dderby.system.home=/x", {"derby.system.home": "/y"}) == (
+        "-Dderby.system.home=/x"
+    )
 
 
 def test_tenant_profile_field_is_validated():

@@ -73,12 +73,19 @@ def apply_session_defaults(credentials: JammiCredentials, project_root: Optional
         f"jdbc:derby:;databaseName={os.path.join(state, 'metastore_db')};create=true",
     )
     log_config = os.path.join(os.path.dirname(jammi_include.__file__), "log4j2.properties")
-    params.setdefault(
-        "spark.driver.extraJavaOptions",
-        f"-Dderby.system.home={state} -Dlog4j2.configurationFile=file:{log_config}",
+    params["spark.driver.extraJavaOptions"] = driver_java_options(
+        params.get("spark.driver.extraJavaOptions", ""),
+        {"derby.system.home": state, "log4j2.configurationFile": f"file:{log_config}"},
     )
     for key, value in LAUNCH_DEFAULTS.items():
         params.setdefault(key, value)
+
+
+def driver_java_options(given: str, properties: dict[str, str]) -> str:
+    """The driver JVM's options: the profile's own (``given``, e.g. a heap or GC flag)
+    plus each of ``properties`` as ``-Dkey=value`` unless the profile sets that key."""
+    ours = [f"-D{key}={value}" for key, value in properties.items() if f"-D{key}=" not in given]
+    return " ".join([*ours, given.strip()]).strip()
 
 
 _SESSION_START = threading.Lock()
