@@ -165,10 +165,13 @@ spark4-lane:
 	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
 
 # The Spark 4 check of every change (part of `make test`; docs/spark4.md): .venv-spark4
-# (installed when missing), tests/unit, then the feature tests on PySpark 4.3's embedded
-# session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI, tests/conftest.py). One
-# summary with each step's counts and minutes; the rest of the Spark 4 lane stays nightly.
+# (installed when missing), tests/unit, then the feature tests with a Spark-4-specific
+# path (marked spark4_path) and one smoke test per materialization, on PySpark 4.3's
+# embedded session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI,
+# tests/conftest.py). One summary with each step's counts and minutes; every other
+# feature test runs on Spark 4 in the nightly spark4-lane.
 SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
+SPARK4_CHECK_MARKS ?= spark4_path or smoke
 spark4-check:
 	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features
 
@@ -176,8 +179,8 @@ spark4-venv: $(SPARK4_VENV)/.installed
 
 spark4-features: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -q -rs -p no:cacheprovider \
-	  --durations=15 $(PYTEST_ARGS)
+	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -m "$(SPARK4_CHECK_MARKS)" -q -rs \
+	  -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
 
 # Iceberg's runtime for the installed Spark line on a local session (scripts/iceberg_probe.py):
 # a smoke test of `make jars`' Iceberg releases, not in `make test`. SPARK4_DELTA=1: on

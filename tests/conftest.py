@@ -142,6 +142,12 @@ def pytest_configure(config):
         "connection_agnostic: the planner's SQL and results, the same on every connection "
         "method; the Thrift lanes deselect it (the embedded lanes run it)",
     )
+    config.addinivalue_line(
+        "markers",
+        "spark4_path: has a Spark-4-specific path (ANSI-sensitive casts and arithmetic, "
+        "Spark 4's types, the plan readers, PySpark 4's error conversion); make "
+        "spark4-check runs these and the smoke tests, make spark4-lane runs everything",
+    )
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,6 +13,8 @@ select 1 as id, '{{ config.get("file_format") }}' as fmt
 SEEN: list[tuple[str, str]] = []
 
 
+# connection_agnostic: the test harness's own fixtures
+@pytest.mark.connection_agnostic
 class TestEachFormatParamGetsItsOwnProject(MutableProjectBase):
     # Both formats of the rewrite applier, so this runs on every lane.
     @pytest.fixture(scope="class", params=["parquet", "orc"])

@@ -48,6 +48,8 @@ def items(project, rows):
     return run(project, "items", {"rows": rows})
 
 
+# connection_agnostic: numbering is planner SQL; tests/process/test_identity_races.py races it over Thrift
+@pytest.mark.connection_agnostic
 class TestIdentityColumn(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

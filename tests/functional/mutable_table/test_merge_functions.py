@@ -60,6 +60,10 @@ select 1 as id, 1 as n
 COLUMNS = "user_id, v, clicks, first_seen, last_seen, country, plan"
 
 
+# spark4_path: sums (decimals, overflow) under ANSI
+@pytest.mark.spark4_path
+# connection_agnostic: the planner combines values; the same SQL on every connection
+@pytest.mark.connection_agnostic
 class TestMergeFunctions(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

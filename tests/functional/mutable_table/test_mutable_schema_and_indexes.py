@@ -33,6 +33,8 @@ select 2 as id, 'b' as label, 7 as score
 """
 
 
+# connection_agnostic: the index check and schema change are planner SQL
+@pytest.mark.connection_agnostic
 class TestMutableIndexesAndSchema(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

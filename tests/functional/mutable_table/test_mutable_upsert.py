@@ -139,6 +139,8 @@ class TestMutableUpsert(MutableProjectBase):
         run(project, "items", {"batch": 3})
         assert table_rows(project, "items") == expected[1:]
 
+    # connection_agnostic: planner SQL, the same on every connection
+    @pytest.mark.connection_agnostic
     def test_version_rule_and_duplicates(self, project):
         run(project, "versioned", {"batch": 1})
         assert table_rows(project, "versioned", "id, v, label") == [(1, 5, "v5"), (2, 1, "b1")]
@@ -154,6 +156,8 @@ class TestMutableUpsert(MutableProjectBase):
         assert "same highest" in message and "id=1" in message
         assert table_rows(project, "versioned", "id, v, label") == [(1, 7, "v7"), (2, 2, "b2")]
 
+    # spark4_path: the batch checks' errors through PySpark 4's exception conversion
+    @pytest.mark.spark4_path
     def test_duplicate_and_null_keys_write_nothing(self, project):
         result = run(project, "dupes", expect_pass=False)
         message = result.results[0].message
@@ -167,6 +171,8 @@ class TestMutableUpsert(MutableProjectBase):
         assert "NULL primary key" in message and "nobody" in message
         assert not table_exists(project, "null_key")
 
+    # spark4_path: the batch checks' errors through PySpark 4's exception conversion
+    @pytest.mark.spark4_path
     def test_bad_batches_into_an_existing_table_write_nothing(self, project):
         run(project, "existing", {"batch": 1})
         stored = [(1, "a"), (2, "b")]
@@ -186,6 +192,8 @@ class TestMutableUpsert(MutableProjectBase):
             base = location(project, "existing").replace("file:", "", 1).rsplit("/", 2)[0]
             assert not [d for d in os.listdir(base) if d.startswith("existing__jammi")]
 
+    # connection_agnostic: planner SQL, the same on every connection
+    @pytest.mark.connection_agnostic
     def test_partial_updates(self, project):
         run(project, "partial", {"batch": 1})
         run(project, "partial", {"batch": 2})
@@ -203,6 +211,8 @@ class TestMutableUpsert(MutableProjectBase):
             (3, "plum", None),
         ]
 
+    # connection_agnostic: planner SQL, the same on every connection
+    @pytest.mark.connection_agnostic
     def test_hard_deletes(self, project):
         run(project, "snapshot", {"batch": 1})
         run(project, "snapshot", {"batch": 2})

@@ -35,6 +35,8 @@ select 1 as id
 """
 
 
+# connection_agnostic: refused in Python before any SQL
+@pytest.mark.connection_agnostic
 class TestMutableValidation(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

@@ -42,6 +42,8 @@ as t(code, payload, label)
 """
 
 
+# spark4_path: Spark 4's own types (collations, variant)
+@pytest.mark.spark4_path
 class TestSpark4Types(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

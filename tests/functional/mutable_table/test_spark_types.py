@@ -106,6 +106,8 @@ def holds(project, relation: str, where: str, column: str, literal: str) -> bool
     return bool(found[0][0])
 
 
+# spark4_path: every type through each step, with ANSI casts on Spark 4
+@pytest.mark.spark4_path
 class TestEveryStepOfEachType(MutableProjectBase):
     # orc too, on the embedded Spark 3.5 lane (the rewrite applier writes either format;
     # Thrift and Spark 4 show their own paths with parquet, the Delta lane with delta)
@@ -232,6 +234,10 @@ models:
 """
 
 
+# spark4_path: typed keys, versions, TTL and sums under ANSI
+@pytest.mark.spark4_path
+# connection_agnostic: typed roles are planner SQL; TestEveryStepOfEachType carries each type over Thrift
+@pytest.mark.connection_agnostic
 class TestTypesInEveryRole(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

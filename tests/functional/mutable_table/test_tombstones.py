@@ -68,6 +68,8 @@ class TestTombstones(MutableProjectBase):
     def models(self):
         return {"items.sql": ITEMS, "logged.sql": LOGGED, "pairs.sql": PAIRS}
 
+    # spark4_path: the version comparison against tombstones under ANSI
+    @pytest.mark.spark4_path
     def test_late_older_change_stays_deleted(self, project):
         run(project, "items", {"rows": [[1, "one", 1, ""], [2, "two", 1, ""]]})
         run(project, "items", {"rows": [[1, "", 3, "d"]]})
@@ -94,6 +96,8 @@ class TestTombstones(MutableProjectBase):
             tombstones = rows(project, f"select id, ver from parquet.`{path}/_jammi_tombstones`")
             assert (3, 5) in tombstones
 
+    # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
+    @pytest.mark.connection_agnostic
     def test_tombstones_expire_after_the_retention(self, project):
         run(project, "items", {"rows": [[4, "four", 1, ""]]})
         run(project, "items", {"rows": [[4, "", 3, "d"]]})
@@ -113,6 +117,8 @@ class TestTombstones(MutableProjectBase):
         run(project, "items", {"rows": [[5, "five+", 2, ""]]})
         assert (5, "five+") in names(project)
 
+    # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
+    @pytest.mark.connection_agnostic
     def test_full_refresh_starts_without_tombstones(self, project):
         run(project, "items", {"rows": [[6, "six", 1, ""]]})
         run(project, "items", {"rows": [[6, "", 3, "d"]]})
@@ -122,6 +128,10 @@ class TestTombstones(MutableProjectBase):
         run(project, "items", {"rows": [[6, "six again", 2, ""]]})
         assert names(project) == [(6, "six again"), (7, "x")]
 
+    # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
+    @pytest.mark.connection_agnostic
+    # spark4_path: a named_struct version comparison under ANSI
+    @pytest.mark.spark4_path
     def test_two_column_version(self, project):
         run(project, "pairs", {"pair_rows": [[1, "a", 10, 1, ""]]})
         run(project, "pairs", {"pair_rows": [[1, "", 10, 5, "d"]]})
@@ -131,6 +141,8 @@ class TestTombstones(MutableProjectBase):
         run(project, "pairs", {"pair_rows": [[1, "back", 11, 0, ""]]})
         assert names(project, "pairs") == [(1, "back")]
 
+    # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
+    @pytest.mark.connection_agnostic
     def test_changelog_publishes_nothing_for_an_ignored_change(self, project):
         run(project, "logged", {"logged_rows": [[1, "one", 1, ""]]})
         run(project, "logged", {"logged_rows": [[1, "", 3, "d"]]})

@@ -63,6 +63,10 @@ def ids(project, table):
     return [r[0] for r in table_rows(project, table, "id")]
 
 
+# spark4_path: timestamp arithmetic under ANSI
+@pytest.mark.spark4_path
+# connection_agnostic: the planner selects aged keys; the same SQL on every connection
+@pytest.mark.connection_agnostic
 class TestTtl(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

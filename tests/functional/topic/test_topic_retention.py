@@ -16,6 +16,8 @@ class TopicProject:
         return {"models": {"+file_format": test_file_format()}}
 
 
+# connection_agnostic: retention's plan is SQL; the tenant class below runs over Thrift
+@pytest.mark.connection_agnostic
 class TestTopicRetention(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):

@@ -48,6 +48,8 @@ def column_types(project, table: str) -> dict[str, str]:
     return {r[0]: str(r[1]).replace(" ", "") for r in described if r[0] and r[0][0] != "#"}
 
 
+# spark4_path: typed topic columns under ANSI
+@pytest.mark.spark4_path
 class TestTopicOfSparkTypes:
     @pytest.fixture(scope="class")
     def project_config_update(self):
