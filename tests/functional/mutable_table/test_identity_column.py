@@ -48,7 +48,7 @@ def items(project, rows):
     return run(project, "items", {"rows": rows})
 
 
-# connection_agnostic: numbering is planner SQL; tests/process/test_identity_races.py races it over Thrift
+# connection_agnostic: numbering is planner SQL; test_identity_races.py races it over Thrift
 @pytest.mark.connection_agnostic
 class TestIdentityColumn(MutableProjectBase):
     @pytest.fixture(scope="class")

@@ -236,7 +236,7 @@ models:
 
 # spark4_path: typed keys, versions, TTL and sums under ANSI
 @pytest.mark.spark4_path
-# connection_agnostic: typed roles are planner SQL; TestEveryStepOfEachType carries each type over Thrift
+# connection_agnostic: typed roles are planner SQL (each type crosses Thrift above)
 @pytest.mark.connection_agnostic
 class TestTypesInEveryRole(MutableProjectBase):
     @pytest.fixture(scope="class")
