@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check jars iceberg-probe demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: java-check jars iceberg-probe demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,13 @@ thrift-lane: $(STAMP)
 thrift-delta-lane: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta
+
+# A Thrift server (local mode) with Iceberg's SparkSessionCatalog (jars: JAMMI_ICEBERG_JARS,
+# else .jars/ from `make jars`): two dbt processes racing on Iceberg tables and topics
+# (ICEBERG_LANE_TESTS in scripts/thrift_lane.py); part of `make test`.
+thrift-iceberg-lane: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py lane --iceberg --local
 
 # Every feature test and the integration project on the Delta server (about 50 minutes
 # on 2 cores; not in `make test`, which runs DELTA_LANE_TESTS in scripts/thrift_server.py).

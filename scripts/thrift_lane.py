@@ -46,13 +46,21 @@ DELTA_LANE_TESTS = [
     "tests/process/test_identity_races.py",
 ]
 
+# On an Iceberg server (`lane --iceberg --local`): two dbt processes racing on an Iceberg
+# table (Iceberg commits optimistically: one commits, the other re-plans; 0 lost updates)
+# and publishing to topics on an Iceberg session. The features run on Iceberg in the
+# embedded Iceberg lane (scripts/iceberg_lane.py).
+ICEBERG_LANE_TESTS = ["tests/process/test_thrift_races.py"]
+
+FORMAT_LANE_TESTS = {"delta": DELTA_LANE_TESTS, "iceberg": ICEBERG_LANE_TESTS}
+
 
 def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) -> int:
     """integration_project/ with `--target thrift` (unless ``build`` is False), then
-    ``lane_tests`` over thrift (on a Delta server: `file_format: auto` builds Delta tables,
-    and the feature tests run with JAMMI_TEST_FILE_FORMAT=delta)."""
+    ``lane_tests`` over thrift (on a Delta or Iceberg server: `file_format: auto` builds
+    that format's tables, and the tests run with JAMMI_TEST_FILE_FORMAT set to it)."""
     env = server_env(server)
-    fmt = "delta" if server.delta_jars else "parquet"
+    fmt = server.table_format or "parquet"
     bin_dir = Path(sys.executable).parent
     results: list[tuple[str, int, float]] = []
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
+from iceberg_probe import ICEBERG_CONFS  # noqa: E402
 from spark_cluster import (  # noqa: E402
     TEST_JVM_OPTIONS,
     StandaloneCluster,
@@ -74,19 +75,24 @@ DELTA_CONFS = {
     # a snapshot's log replay in 2 tasks instead of 50: a local server's tables are small
     "spark.databricks.delta.snapshotPartitions": "2",
 }
+# A server's table format (its jars loaded, `file_format: auto` builds it): the session
+# settings that make it spark_catalog's.
+TABLE_FORMAT_CONFS = {"delta": DELTA_CONFS, "iceberg": ICEBERG_CONFS}
 
 
 def server_command(
     spark_home: Path,
     state: Path,
     port: int,
-    delta_jars: Optional[str] = None,
+    format_jars: Optional[str] = None,
     cluster_confs: Optional[dict[str, str]] = None,
+    table_format: Optional[str] = None,
 ) -> list[str]:
     """spark-submit of HiveThriftServer2, state confined to `state`: in local mode, or
     with ``cluster_confs`` (StandaloneCluster.application_confs) as the driver of an
-    application on a standalone cluster; with `delta_jars` (comma-separated) Delta Lake
-    is on the server's session (and shipped to the executors)."""
+    application on a standalone cluster; with ``table_format`` (delta or iceberg) and its
+    ``format_jars`` (comma-separated), that format is spark_catalog's on the server's
+    session (and its jars are shipped to the executors)."""
     metastore = state / "metastore_db"
     confs = {
         "spark.master": os.environ.get("JAMMI_THRIFT_MASTER", "local[2]"),
@@ -105,12 +111,12 @@ def server_command(
         "spark.hadoop.hive.server2.thrift.bind.host": HOST,
         "spark.hadoop.hive.server2.thrift.port": str(port),
     }
-    if delta_jars:
-        confs.update(DELTA_CONFS)
+    if table_format and format_jars:
+        confs.update(TABLE_FORMAT_CONFS[table_format])
         # On the driver's own class path too: the server runs statements on its handler
         # threads, whose class loader does not see `--jars` (NoClassDefFoundError on
-        # Delta's classes otherwise).
-        confs["spark.driver.extraClassPath"] = delta_jars.replace(",", os.pathsep)
+        # the format's classes otherwise).
+        confs["spark.driver.extraClassPath"] = format_jars.replace(",", os.pathsep)
     command = [
         str(spark_home / "bin" / "spark-submit"),
         "--driver-memory",
@@ -118,8 +124,8 @@ def server_command(
         "--class",
         THRIFT_SERVER_CLASS,
     ]
-    if delta_jars:
-        command += ["--jars", delta_jars]
+    if table_format and format_jars:
+        command += ["--jars", format_jars]
     for key, value in confs.items():
         command += ["--conf", f"{key}={value}"]
     command += [
@@ -163,7 +169,8 @@ class ThriftServer:
     host: str = HOST
     port: int = 0
     pid: int = 0
-    delta_jars: Optional[str] = None
+    table_format: Optional[str] = None  # delta or iceberg, with format_jars; None: parquet
+    format_jars: Optional[str] = None
     cluster_confs: Optional[dict[str, str]] = None
 
     @property
@@ -189,7 +196,12 @@ class ThriftServer:
         with open(self.log_path, "ab") as log:
             process = subprocess.Popen(
                 server_command(
-                    spark_home, self.state_dir, self.port, self.delta_jars, self.cluster_confs
+                    spark_home,
+                    self.state_dir,
+                    self.port,
+                    self.format_jars,
+                    self.cluster_confs,
+                    self.table_format,
                 ),
                 cwd=self.state_dir,
                 env=env,
@@ -263,7 +275,8 @@ class ThriftServer:
 def running_thrift_server(
     state_dir: Optional[Path] = None,
     keep_state: bool = False,
-    delta_jars: Optional[str] = None,
+    table_format: Optional[str] = None,
+    format_jars: Optional[str] = None,
     cluster: Optional[StandaloneCluster] = None,
 ) -> Iterator[ThriftServer]:
     """A started server for the duration of the block (on ``cluster`` when given, else
@@ -272,7 +285,8 @@ def running_thrift_server(
     directory = Path(tempfile.mkdtemp(prefix="jammi-thrift-")) if own_dir else Path(state_dir)
     server = ThriftServer(
         state_dir=directory,
-        delta_jars=delta_jars,
+        table_format=table_format,
+        format_jars=format_jars,
         cluster_confs=cluster.application_confs() if cluster else None,
     )
     try:
@@ -282,6 +296,26 @@ def running_thrift_server(
         server.stop()
         if own_dir and not keep_state:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+def server_format_jars(table_format: str) -> Optional[str]:
+    """The jar list (comma-separated) a server of ``table_format`` loads:
+    JAMMI_<FORMAT>_JARS (files or a directory), else the .jars/ folder `make jars`
+    filled for the installed Spark line."""
+    from delta_lane import local_jars  # scripts/ is this script's directory
+    from fetch_jars import jars_dir
+
+    from dbt.adapters.jammi.engine.jar_releases import iceberg_release, installed_pyspark_version
+
+    if table_format == "delta":
+        return local_jars(os.environ.get("JAMMI_DELTA_JARS"))
+    override = os.environ.get("JAMMI_ICEBERG_JARS")
+    if override:
+        return local_jars(override)
+    release = iceberg_release(installed_pyspark_version())
+    folder = jars_dir(release) if release and release.jars_dir else None
+    jars = sorted(folder.glob("*.jar")) if folder and folder.is_dir() else []
+    return ",".join(str(j) for j in jars) or None
 
 
 def server_env(server: ThriftServer) -> dict[str, str]:
@@ -306,6 +340,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             help="a server with Delta Lake (JAMMI_DELTA_JARS, else .jars/, `make jars`)",
         )
         cmd.add_argument(
+            "--iceberg",
+            action="store_true",
+            help="a server with Iceberg's SparkSessionCatalog (JAMMI_ICEBERG_JARS, else "
+            ".jars/, `make jars`)",
+        )
+        cmd.add_argument(
             "--local",
             action="store_true",
             help="the server in local mode (one JVM) instead of as the driver of an "
@@ -314,7 +354,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     lane.add_argument(
         "--all",
         action="store_true",
-        help="with --delta: every feature test, not only DELTA_LANE_TESTS",
+        help="with --delta or --iceberg: every feature test, not only the format's slice",
     )
     run.add_argument("argv", nargs=argparse.REMAINDER)
     sub.add_parser("faults", help="a standalone cluster and the fault tests on it, no lane")
@@ -335,7 +375,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"stopped Spark Thrift Server pid={pid} (process group)")
         return 0
 
-    from thrift_lane import DELTA_LANE_TESTS, LANE_TEST_DIRS, run_fault_tests, run_lane
+    from thrift_lane import FORMAT_LANE_TESTS, LANE_TEST_DIRS, run_fault_tests, run_lane
 
     # SIGTERM (CI cancelling the job) unwinds like Ctrl-C, so the server is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -347,14 +387,17 @@ def main(argv: Optional[list[str]] = None) -> int:
                 return run_fault_tests(cluster)
         finally:
             shutil.rmtree(cluster_dir, ignore_errors=True)
-    delta_jars = None
-    if getattr(args, "delta", False):
-        from delta_lane import local_jars  # scripts/ is this script's directory
-
-        delta_jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
-        if not delta_jars:
-            print("thrift lane (delta) SKIPPED: no Delta jars (JAMMI_DELTA_JARS, or make jars)")
-            return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
+    table_format = next((f for f in ("delta", "iceberg") if getattr(args, f, False)), None)
+    format_jars = None
+    if table_format:
+        format_jars = server_format_jars(table_format)
+        if not format_jars:
+            print(
+                f"thrift lane ({table_format}) SKIPPED: no {table_format} jars "
+                f"(JAMMI_{table_format.upper()}_JARS, or make jars)"
+            )
+            required = os.environ.get(f"JAMMI_{table_format.upper()}_REQUIRED") == "1"
+            return 1 if required else 0
     with contextlib.ExitStack() as stack:
         cluster = None
         if not args.local:
@@ -366,7 +409,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                 f"{cluster.total_cores} cores) after {time.monotonic() - started:.0f}s",
                 flush=True,
             )
-        with running_thrift_server(delta_jars=delta_jars, cluster=cluster) as server:
+        with running_thrift_server(
+            table_format=table_format, format_jars=format_jars, cluster=cluster
+        ) as server:
             print(
                 f"Spark Thrift Server ready on {server.host}:{server.port} "
                 f"({'on ' + cluster.url if cluster else 'local mode'}) "
@@ -382,8 +427,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                     env["JAMMI_CLUSTER_STATE"] = str(cluster.state_dir)
                 code = subprocess.call(command, env=env)
             else:
-                subset = args.delta and not args.all
-                tests = DELTA_LANE_TESTS if subset else LANE_TEST_DIRS
+                subset = table_format is not None and not args.all
+                tests = FORMAT_LANE_TESTS[table_format] if subset else LANE_TEST_DIRS
                 code = run_lane(server, tests, build=not subset)
     print(f"thrift lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code
