@@ -164,9 +164,9 @@ def tomb_project(tmp_path: Path, file_format: str) -> DbtProject:
 
 def base_run(project: DbtProject, file_format: str) -> DbtResult:
     base = project.run(args(0, BASE_ROWS, 1), "base")
-    if file_format == "delta" and base.returncode != 0 and DELTA_MISSING.search(base.output):
-        found = DELTA_MISSING.search(base.output)
-        delta_unavailable(f"Delta Lake did not load: {found.group(0) if found else ''}")
+    missing = [ln for ln in base.output.splitlines() if DELTA_MISSING.search(ln)]
+    if file_format == "delta" and base.returncode != 0 and missing:
+        delta_unavailable(f"Delta Lake did not load: {missing[0].strip()[:300]}")
     check(base, "base run")
     assert base.states()[-1]["present"] == BASE_ROWS, base.states()
     return base
