@@ -17,9 +17,12 @@ the invocation id, and count only once the table's history holds that invocation
 commit. The kills land before the tombstone append, between the append and the MERGE
 commit (the tombstones are written; the test asserts they are there and do not count)
 and after the commit. Delta is loaded from Maven coordinates as the Delta lane does
-(`make jars` fills the local repository); when it cannot load, the Delta case is
-skipped, or fails with JAMMI_DELTA_REQUIRED=1.
+(`make jars` fills the local repository); when it cannot load, the parquet table runs
+alone and the test is skipped after it passes, or fails with JAMMI_DELTA_REQUIRED=1.
 
+Both tables live in one embedded session (one project): at each kill point the parquet
+delete and the Delta delete are killed in their own runs, then one run applies both
+late changes -- a dbt process (a JVM start) fewer per point than a session per format.
 The state is read by the dbt processes themselves (on-run-start/-end hooks), as in
 test_crash_recovery.py: the embedded Derby metastore admits one process at a time.
 """
@@ -29,7 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -43,10 +46,9 @@ from tests.process.log_points import KillPoint, kill_on_log
 KILL_ATTEMPTS = 3  # tries per kill point when the run ends before it
 BASE_ROWS = 4_000
 DELETED = 400  # keys each delete run deletes: [k * DELETED, (k + 1) * DELETED)
-ITEMS = "tomb_items"
 
-SWAP = r"alter table \S+\.tomb_items set location"
-MERGE = r"merge into \S+\.tomb_items as t"
+SWAP = r"alter table \S+\.tomb_parquet set location"
+MERGE = r"merge into \S+\.tomb_delta as t"
 
 
 @dataclass(frozen=True)
@@ -81,33 +83,40 @@ KILL_POINTS: dict[str, tuple[tuple[KillPoint, Expected], ...]] = {
 ITEMS_SQL = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='FILE_FORMAT',
           version_column='ver', delete_when="op = 'd'") }}
-select cast(id as bigint) as id, cast({{ var('ver') }} as bigint) as ver,
-  '{{ var('op') }}' as op, concat('ver ', {{ var('ver') }}, ' row ', id) as label
-from range({{ var('lo') }}, {{ var('hi') }})
+{%- set run = var(model.name, {'lo': 0, 'hi': 0, 'ver': 0, 'op': ''}) %}
+select cast(id as bigint) as id, cast({{ run.ver }} as bigint) as ver,
+  '{{ run.op }}' as op, concat('ver ', {{ run.ver }}, ' row ', id) as label
+from range({{ run.lo }}, {{ run.hi }})
 """
 
-# Prints, for the run's range [lo, hi): the stored keys, those at the run's version, the
-# Delta tombstones (committed or not; none on parquet), and the table's row count.
+# Prints, per table the run writes (its var: the range [lo, hi) and the version): the
+# stored keys of the range, those at the run's version, its Delta tombstones (committed
+# or not; none on parquet) and the table's row count.
 STATE_MACRO = """
 {% macro tomb_state(phase) %}
   {%- if execute -%}
     {%- set schema = target.schema -%}
-    {%- set in_range = 'id >= ' ~ var('lo') ~ ' and id < ' ~ var('hi') -%}
     {%- do run_query('create schema if not exists ' ~ schema) -%}
-    {%- set state = {'phase': phase, 'present': none, 'at_ver': none, 'total': none,
-                     'tombs': none} -%}
-    {%- if load_relation(api.Relation.create(schema=schema, identifier='tomb_items')) -%}
-      {%- set r = run_query('select count_if(' ~ in_range ~ '), count_if(' ~ in_range
-                            ~ ' and ver = ' ~ var('ver') ~ '), count(*) from '
-                            ~ schema ~ '.tomb_items')[0] -%}
-      {%- do state.update({'present': r[0] | int, 'at_ver': r[1] | int, 'total': r[2] | int}) -%}
-    {%- endif -%}
-    {%- set tombs = api.Relation.create(schema=schema,
-                                        identifier='tomb_items__jammi_tombstones') -%}
-    {%- if load_relation(tombs) -%}
-      {%- set t = run_query('select count_if(' ~ in_range ~ ') from ' ~ tombs)[0] -%}
-      {%- do state.update({'tombs': t[0] | int}) -%}
-    {%- endif -%}
+    {%- set state = {'phase': phase, 'tables': {}} -%}
+    {%- for name in ['tomb_parquet', 'tomb_delta'] if var(name, none) -%}
+      {%- set run = var(name) -%}
+      {%- set in_range = 'id >= ' ~ run.lo ~ ' and id < ' ~ run.hi -%}
+      {%- set table = {'present': none, 'at_ver': none, 'total': none, 'tombs': none} -%}
+      {%- if load_relation(api.Relation.create(schema=schema, identifier=name)) -%}
+        {%- set r = run_query('select count_if(' ~ in_range ~ '), count_if(' ~ in_range
+                              ~ ' and ver = ' ~ run.ver ~ '), count(*) from '
+                              ~ schema ~ '.' ~ name)[0] -%}
+        {%- do table.update({'present': r[0] | int, 'at_ver': r[1] | int,
+                             'total': r[2] | int}) -%}
+      {%- endif -%}
+      {%- set tombs = api.Relation.create(schema=schema,
+                                          identifier=name ~ '__jammi_tombstones') -%}
+      {%- if load_relation(tombs) -%}
+        {%- set t = run_query('select count_if(' ~ in_range ~ ') from ' ~ tombs)[0] -%}
+        {%- do table.update({'tombs': t[0] | int}) -%}
+      {%- endif -%}
+      {%- do state.tables.update({name: table}) -%}
+    {%- endfor -%}
     {{- print('JAMMI_STATE ' ~ tojson(state)) -}}
   {%- endif -%}
 {% endmacro %}
@@ -121,39 +130,32 @@ DELTA_MISSING = re.compile(
 )
 
 
-def args(lo: int, hi: int, ver: int, op: str = "") -> list[str]:
-    return [
-        "run",
-        "--select",
-        ITEMS,
-        "--vars",
-        json.dumps({"lo": lo, "hi": hi, "ver": ver, "op": op}),
-    ]
+def args(runs: dict[str, dict]) -> list[str]:
+    """`dbt run` of the tables in ``runs``, each with its var (range, version, op)."""
+    return ["run", "--select", *runs, "--vars", json.dumps(runs)]
 
 
-def key_range(k: int) -> tuple[int, int]:
-    return k * DELETED, (k + 1) * DELETED
+def rows(k: int, ver: int, op: str = "") -> dict:
+    """Keys [k * DELETED, (k + 1) * DELETED) at version ``ver``."""
+    return {"lo": k * DELETED, "hi": (k + 1) * DELETED, "ver": ver, "op": op}
 
 
-def delta_unavailable(reason: str) -> None:
-    """Skip the Delta case, or fail it where Delta is required (CI)."""
+def delta_unavailable(reason: str) -> str:
+    """Why the Delta case does not run; fails the test where Delta is required (CI)."""
     if os.environ.get("JAMMI_DELTA_REQUIRED") == "1":
         pytest.fail(f"Delta Lake is required (JAMMI_DELTA_REQUIRED=1): {reason}")
-    pytest.skip(reason)
+    return reason
 
 
-def tomb_project(tmp_path: Path, file_format: str) -> DbtProject:
-    target = session_target("tomb", tmp_path / "spark")
-    if file_format == "delta":
-        if delta_release(installed_pyspark_version()) is None and not os.environ.get(
-            "JAMMI_DELTA_JARS"
-        ):
-            delta_unavailable(f"no Delta Lake release for PySpark {installed_pyspark_version()}")
+def tomb_project(root: Path, formats: tuple[str, ...]) -> DbtProject:
+    """One project, one embedded session for both tables (Delta loaded when asked)."""
+    target = session_target("tomb", root / "spark")
+    if "delta" in formats:
         target["server_side_parameters"].update(delta_session_parameters())
     return DbtProject(
-        root=tmp_path / "project",
+        root=root / "project",
         target=target,
-        models={f"{ITEMS}.sql": ITEMS_SQL.replace("FILE_FORMAT", file_format)},
+        models={f"tomb_{f}.sql": ITEMS_SQL.replace("FILE_FORMAT", f) for f in formats},
         macros={"tomb_state.sql": STATE_MACRO},
         project_config={
             "on-run-start": ["{{ tomb_state('before') }}"],
@@ -162,83 +164,129 @@ def tomb_project(tmp_path: Path, file_format: str) -> DbtProject:
     ).write()
 
 
-def base_run(project: DbtProject, file_format: str) -> DbtResult:
-    base = project.run(args(0, BASE_ROWS, 1), "base")
-    missing = [ln for ln in base.output.splitlines() if DELTA_MISSING.search(ln)]
-    if file_format == "delta" and base.returncode != 0 and missing:
-        delta_unavailable(f"Delta Lake did not load: {missing[0].strip()[:300]}")
-    check(base, "base run")
-    assert base.states()[-1]["present"] == BASE_ROWS, base.states()
-    return base
+@dataclass
+class Lane:
+    """One table's kills and what they left."""
 
+    file_format: str
+    total: int = BASE_ROWS  # the rows the table must hold
+    k: int = -1  # the last key range a delete of it used
+    reference: Optional[DbtResult] = None  # the last run of it that finished
+    outcomes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    landed: dict = field(default_factory=lambda: {"old": 0, "new": 0})
+    outrun: int = 0  # deletes that ended before their kill point
+    unconfirmed: int = 0  # tombstones written by deletes that did not commit
 
-@pytest.mark.parametrize("file_format", ["parquet", "delta"])
-def test_sigkill_during_delete_resurrects_no_key(tmp_path: Path, file_format: str) -> None:
-    project = tomb_project(tmp_path, file_format)
-    reference = base_run(project, file_format)  # the last run that finished
-    problems: list[str] = []
-    outcomes: list[str] = []
-    landed = {"old": 0, "new": 0}
-    outrun = unconfirmed = 0  # runs that ended before their kill; tombstones that don't count
-    total = BASE_ROWS
-    k = -1
-    for point, expected in KILL_POINTS[file_format]:
+    @property
+    def model(self) -> str:
+        return f"tomb_{self.file_format}"
+
+    def kill(self, project: DbtProject, point: KillPoint) -> bool:
+        """A delete killed at ``point`` (tried again when it ends first); False if never."""
         for attempt in range(KILL_ATTEMPTS):
-            k += 1
-            delete = args(*key_range(k), 3, "d")
-            finished = kill_on_log(
-                project, delete, f"kill{k}", point, point.delay(reference) * 0.8**attempt
-            )
+            self.k += 1
+            delay = point.delay(self.reference) * 0.8**attempt
+            run = args({self.model: rows(self.k, 3, "d")})
+            finished = kill_on_log(project, run, f"{self.model}-kill{self.k}", point, delay)
             if finished is None:
-                break
-            check(finished, f"{point.label}: the delete that ended before its kill")
-            reference, outrun, total = finished, outrun + 1, total - DELETED
-        else:
-            problems.append(f"{point.label}: every delete ended before the kill; nothing tested")
-            continue
-        late = project.run(args(*key_range(k), 2), f"late{k}")
-        check(late, f"the run after the kill {point.label} (the late change)")
-        reference = late
-        after_kill, after_late = late.states()[0], late.states()[-1]
+                return True
+            check(finished, f"{self.model} {point.label}: the delete that ended before its kill")
+            self.reference, self.outrun, self.total = (
+                finished,
+                self.outrun + 1,
+                self.total - DELETED,
+            )
+        self.problems.append(f"{point.label}: every delete ended before the kill")
+        return False
+
+    def judge(self, point: KillPoint, expected: Expected, late: DbtResult) -> None:
+        """What the kill left (the late run's first state) and what the late change did."""
+        after_kill = late.states()[0]["tables"][self.model]
+        after_late = late.states()[-1]["tables"][self.model]
         outcome = {0: "new", DELETED: "old"}.get(after_kill["present"])
-        resurrected = 0
+        resurrected, label = 0, point.label
         if outcome is None:
-            problems.append(f"{point.label}: a partial delete {after_kill}")
+            self.problems.append(f"{label}: a partial delete {after_kill}")
         elif expected.committed is not None and (outcome == "new") != expected.committed:
-            problems.append(f"{point.label}: the kill left the {outcome} state {after_kill}")
+            self.problems.append(f"{label}: the kill left the {outcome} state {after_kill}")
         if outcome == "new":
-            total -= DELETED
+            self.total -= DELETED
             resurrected = after_late["present"]
             if resurrected:
-                problems.append(f"{point.label}: {resurrected} deleted keys back {after_late}")
+                self.problems.append(f"{label}: {resurrected} deleted keys back {after_late}")
         elif outcome == "old":
             # nothing committed: no tombstone of the killed run counts, the late change
             # (version 2, newer than the stored 1) applies to every key
-            unconfirmed += after_kill["tombs"] or 0
+            self.unconfirmed += after_kill["tombs"] or 0
             if after_late["at_ver"] != DELETED:
-                problems.append(f"{point.label}: the late change left {after_late}")
-        if after_late["total"] != total:
-            problems.append(f"{point.label}: {after_late['total']} rows, expected {total}")
+                self.problems.append(f"{label}: the late change left {after_late}")
+        if after_late["total"] != self.total:
+            self.problems.append(f"{label}: {after_late['total']} rows, expected {self.total}")
         written = after_kill["tombs"] or 0
         if expected.tombstones is not None and written != DELETED * expected.tombstones:
-            problems.append(f"{point.label}: {written} tombstones written at the kill")
+            self.problems.append(f"{label}: {written} tombstones written at the kill")
         if outcome:
-            landed[outcome] += 1
-        outcomes.append(
-            f"{point.label}: old={int(outcome == 'old')} new={int(outcome == 'new')} "
+            self.landed[outcome] += 1
+        self.outcomes.append(
+            f"{label}: old={int(outcome == 'old')} new={int(outcome == 'new')} "
             f"resurrected={resurrected}"
         )
 
-    if file_format == "delta" and not unconfirmed:
-        problems.append("no kill left tombstones without their commit")
-    report(
-        f"tombstone crash ({file_format}): "
-        + "; ".join(outcomes)
-        + f" | kills before the commit {landed['old']}, after it {landed['new']}; "
-        + (
-            f"{unconfirmed} tombstones written without their commit, none counted; "
-            * bool(unconfirmed)
+    def report(self) -> None:
+        if self.file_format == "delta" and not self.unconfirmed:
+            self.problems.append("no kill left tombstones without their commit")
+        report(
+            f"tombstone crash ({self.file_format}): "
+            + "; ".join(self.outcomes)
+            + f" | kills before the commit {self.landed['old']}, after it {self.landed['new']}; "
+            + f"{self.unconfirmed} tombstones written without their commit, none counted; "
+            * bool(self.unconfirmed)
+            + f"{self.outrun} run(s) outran their kill"
         )
-        + f"{outrun} run(s) outran their kill"
-    )
+
+
+def start(tmp_path: Path) -> tuple[DbtProject, list[Lane], Optional[str]]:
+    """The project after its base run, its lanes, and why Delta does not run (or None)."""
+    formats: tuple[str, ...] = ("parquet", "delta")
+    skipped = None
+    if delta_release(installed_pyspark_version()) is None and not os.environ.get(
+        "JAMMI_DELTA_JARS"
+    ):
+        skipped = delta_unavailable(f"no Delta Lake release for {installed_pyspark_version()}")
+        formats = ("parquet",)
+    project = tomb_project(tmp_path / "-".join(formats), formats)
+    base = project.run(args({f"tomb_{f}": rows(0, 1) | {"hi": BASE_ROWS} for f in formats}), "base")
+    missing = [ln for ln in base.output.splitlines() if DELTA_MISSING.search(ln)]
+    if skipped is None and base.returncode != 0 and missing:
+        skipped = delta_unavailable(f"Delta Lake did not load: {missing[0].strip()[:300]}")
+        formats = ("parquet",)
+        project = tomb_project(tmp_path / "parquet", formats)
+        base = project.run(args({"tomb_parquet": rows(0, 1) | {"hi": BASE_ROWS}}), "base")
+    check(base, "base run")
+    lanes = [Lane(f, reference=base) for f in formats]
+    for lane in lanes:
+        assert base.states()[-1]["tables"][lane.model]["present"] == BASE_ROWS, base.states()
+    return project, lanes, skipped
+
+
+def test_sigkill_during_delete_resurrects_no_key(tmp_path: Path) -> None:
+    project, lanes, delta_skipped = start(tmp_path)
+    for index in range(len(KILL_POINTS["parquet"])):
+        # each table's delete killed at its point, then one run of both late changes
+        killed = [
+            lane for lane in lanes if lane.kill(project, KILL_POINTS[lane.file_format][index][0])
+        ]
+        late = project.run(args({lane.model: rows(lane.k, 2) for lane in lanes}), f"late{index}")
+        check(late, f"the run after the kills at point {index} (the late changes)")
+        for lane in lanes:
+            lane.reference = late
+            if lane in killed:
+                lane.judge(*KILL_POINTS[lane.file_format][index], late)
+    for lane in lanes:
+        lane.report()
+    problems = [f"{lane.file_format} {p}" for lane in lanes for p in lane.problems]
     assert problems == [], "\n".join(first_line(p, 600) for p in problems)
+    if delta_skipped:
+        report(f"tombstone crash (delta): skipped: {delta_skipped}")
+        pytest.skip(f"parquet passed; Delta did not run: {delta_skipped}")
