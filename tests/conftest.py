@@ -68,6 +68,22 @@ lane_file_format = test_file_format
 lane_method = test_method
 
 
+def delta_session_parameters() -> dict:
+    """An embedded session's settings that load Delta Lake: its extension and catalog,
+    and its jars -- JAMMI_DELTA_JARS (files) when set, else Maven coordinates
+    (JAMMI_DELTA_PACKAGES, default the release for the installed Spark) that Spark
+    resolves from the local Maven repository `make jars` filled."""
+    params = dict(DELTA_PARAMETERS)
+    jars = os.environ.get("JAMMI_DELTA_JARS")
+    if jars:
+        params["spark.jars"] = jars
+    else:
+        params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
+            installed_pyspark_version()
+        )
+    return params
+
+
 def jammi_profile_target() -> dict:
     if test_method() == "thrift":
         return {
@@ -88,14 +104,7 @@ def jammi_profile_target() -> dict:
     if lane_ansi():
         params[ANSI] = lane_ansi()
     if test_file_format() == "delta":
-        params.update(DELTA_PARAMETERS)
-        jars = os.environ.get("JAMMI_DELTA_JARS")
-        if jars:
-            params["spark.jars"] = jars
-        else:
-            params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
-                installed_pyspark_version()
-            )
+        params.update(delta_session_parameters())
     return {
         "type": "jammi",
         "method": "session",

@@ -24,14 +24,13 @@ from typing import Callable, Optional
 
 from dbt.adapters.jammi.mutable_table.decisions import describe_location, parse_version
 from tests.process.harness import DbtProject, DbtResult, ThriftSql, thrift_target
+from tests.process.log_points import POLL_S, LogFollower, statement_seconds
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 from spark_cluster import StandaloneCluster  # noqa: E402
 from thrift_server import ThriftServer  # noqa: E402
 
-POLL_S = 0.02  # how often a pending fault looks at the clock and the run's log
-STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
 # The driver's log lines for work lost with an executor: a running task, a finished
 # map task whose shuffle output went with it.
 LOST_WORK = re.compile(r"its executor exited for a reason unrelated|Lost task |Resubmitted ")
@@ -54,13 +53,6 @@ class FaultPoint:
     fraction: float = 0.0
     statement: Optional[str] = None
     completed: bool = False
-
-
-def statement_seconds(log: str, statement: str) -> Optional[float]:
-    """How long the first statement matching ``statement`` took in a run's dbt.log."""
-    sent = re.search(statement, log, re.IGNORECASE)
-    status = STATUS.search(log, sent.end()) if sent else None
-    return float(status.group(1)) if status else None
 
 
 @dataclass
@@ -119,34 +111,6 @@ def start_server(cluster: StandaloneCluster, state_dir: Path) -> FaultRig:
     return FaultRig(cluster, server, ThriftSql(server.host, server.port))
 
 
-class _LogFollower:
-    """Reads a run's dbt.log as it grows: when was ``statement`` sent, and has its result
-    been logged since."""
-
-    def __init__(self, path: Path, statement: str) -> None:
-        self.path, self.statement = path, re.compile(statement, re.IGNORECASE)
-        self.read, self.text = 0, ""
-        self.sent_at: Optional[float] = None  # monotonic time it was first seen
-        self.sent_end = -1
-
-    def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as log:
-                log.seek(self.read)
-                chunk = log.read()
-        except OSError:
-            return  # not written yet
-        self.read += len(chunk)
-        self.text += chunk.decode(errors="replace")
-        if self.sent_at is None:
-            match = self.statement.search(self.text)
-            if match:
-                self.sent_at, self.sent_end = time.monotonic(), match.end()
-
-    def completed(self) -> bool:
-        return self.sent_at is not None and STATUS.search(self.text, self.sent_end) is not None
-
-
 class _TaskWatch:
     """Follows the server's log: on which worker each of its executors runs (the
     master's "Executor added ... on worker-...-<port>"; a worker's port from its own
@@ -200,7 +164,7 @@ def run_with_fault(
     process = project.start(args, tag)
     follower, delay = None, point.fraction * normal.seconds
     if point.statement:
-        follower = _LogFollower(process.scratch / "logs" / "dbt.log", point.statement)
+        follower = LogFollower(process.scratch / "logs" / "dbt.log", point.statement)
         took = statement_seconds(normal.log(), point.statement) if point.fraction else 0.0
         assert took is not None, f"the normal run never ran {point.statement!r}"
         delay = point.fraction * took
