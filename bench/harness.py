@@ -112,7 +112,7 @@ def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, *
 
 def spark_ui_executions(spark) -> list[dict]:
     """Every SQL execution Spark's UI has recorded in this process (REST API), with its
-    executed plan; needs `spark.ui.enabled` (bench_delta_merge.py --plans)."""
+    executed plan; needs `spark.ui.enabled` (bench_merge_peer.py --plans)."""
     from urllib.request import urlopen
 
     context = spark.sparkContext

@@ -25,7 +25,9 @@ BENCHMARKS = {
     "rules": ["bench_row_rules.py"],  # merge_functions and ttl_ms against a plain upsert
     "scd2": ["bench_scd2.py"],
     "topic": ["bench_topic.py"],
-    "delta": ["bench_delta_merge.py"],  # Delta's jars: JAMMI_DELTA_JARS or .jars/ (make jars)
+    # against dbt-spark's merge on the same format; jars: JAMMI_*_JARS or .jars/ (make jars)
+    "delta": ["bench_merge_peer.py"],
+    "iceberg": ["bench_merge_peer.py --format iceberg"],
 }
 
 
@@ -33,8 +35,9 @@ def run(script: str, rows: int) -> tuple[list[dict], float, str]:
     """One benchmark process: its BENCH results, wall seconds, and the tail of its output
     when it failed."""
     started = time.monotonic()
+    name, *options = script.split()
     done = subprocess.run(
-        [sys.executable, str(HERE / script), "--rows", str(rows)],
+        [sys.executable, str(HERE / name), *options, "--rows", str(rows)],
         capture_output=True,
         text=True,
         cwd=HERE,

@@ -84,9 +84,14 @@ class TestDeltaMergeConflictReplans:
         for round_no in range(1, ROUNDS + 1):
             outcomes.clear()
             # each round updates every base key and adds 1,000 new ones
-            run(project, "items", {"round": round_no, "rows": BASE_ROWS + 1000 * round_no})
+            result = run(project, "items", {"round": round_no, "rows": BASE_ROWS + 1000 * round_no})
             replans += outcomes.count(False)
             assert outcomes[-1] is True
+            # run_results.json: the counts of the plan that committed, re-planned or not
+            reported = result.results[0].adapter_response
+            stored = BASE_ROWS + 1000 * (round_no - 1)
+            assert (reported["rows_updated"], reported["rows_inserted"]) == (stored, 1000)
+            assert reported["rows_deleted"] == 0
         monkeypatch.undo()
 
         assert other_errors == []

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
@@ -305,3 +306,9 @@ class MutableTableAdapterMixin(StatementsMixin):
                 storage.remove_if_empty(path.rstrip("/"))
         else:
             self.mutable_remove_path(path)
+
+    @available
+    def mutable_run_response(self, counts: Mapping[str, Any], version: Any = None) -> Any:
+        """The run's ``adapter_response`` (common/run_report.py): its counts and the
+        table's version after it."""
+        return run_report.mutable_run_response(counts, None if version is None else int(version))

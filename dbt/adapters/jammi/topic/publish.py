@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
@@ -244,6 +245,8 @@ class ConsumedRange:
     after: int
     upto: int
     tenant: Optional[str] = None
+    backing: str = ""  # the topic's table, for the count of events read
+    name: str = ""  # the topic as the consumer named it (schema.model), for its report
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -252,6 +255,8 @@ class ConsumedRange:
             "after": self.after,
             "upto": self.upto,
             "tenant": self.tenant,
+            "backing": self.backing,
+            "name": self.name,
         }
 
 
@@ -374,12 +379,28 @@ class TopicAdapterMixin(StatementsMixin):
         after: int,
         upto: int,
         tenant: Optional[str] = None,
+        backing: str = "",
+        name: str = "",
     ) -> str:
-        self._consumer_bounds.remember(
-            consumer, ConsumedRange(topic_schema, topic_id, int(after), int(upto), tenant)
+        consumed = ConsumedRange(
+            topic_schema, topic_id, int(after), int(upto), tenant, str(backing), str(name)
         )
+        self._consumer_bounds.remember(consumer, consumed)
         return ""
 
     @available
     def topic_take_consumed(self, consumer: str) -> list[dict[str, Any]]:
         return [r.to_dict() for r in self._consumer_bounds.take(consumer)]
+
+    # --- what a publish and a consumer report (common/run_report.py) ---------------
+
+    @available
+    def topic_publish_response(self, rows: int, offset: int, previous: Any = None) -> Any:
+        return run_report.publish_response(int(rows), int(offset), previous)
+
+    @available
+    def topic_consumer_response(self, previous: Any, reads: dict[str, list[int]]) -> Any:
+        """``reads``: per topic, [after, upto, events read]."""
+        return run_report.consumer_response(
+            previous, {topic: (r[0], r[1], r[2]) for topic, r in reads.items()}
+        )

@@ -36,7 +36,8 @@
     {%- set after = fetch_topic_consumed_offset(topic, registration.topic_id, model.unique_id, tenant) -%}
     {%- set upto = fetch_topic_high_water_mark(backing, registration) -%}
     {%- do adapter.topic_remember_consumed(model.unique_id, topic.schema, registration.topic_id,
-                                           after, upto, tenant) -%}
+                                           after, upto, tenant, backing,
+                                           topic.schema ~ '.' ~ topic.identifier) -%}
     {%- set names = [] -%}
     {%- for column in registration.columns -%}{%- do names.append(column[0]) -%}{%- endfor -%}
     ({{ adapter.topic_events_sql(backing, names, after, upto, tenant, where) }})
@@ -92,10 +93,15 @@
 {%- endmacro %}
 
 
-{#-- Post-hook of every consumer model: record what its compiled SQL read. --#}
+{#-- Post-hook of every consumer model: record what its compiled SQL read, and report
+     it in the node's adapter_response (events_read, offsets_read). --#}
 {% macro topic_commit_consumed() -%}
   {%- if execute -%}
+    {%- set reads = {} -%}
     {%- for consumed in adapter.topic_take_consumed(model.unique_id) if consumed.upto > consumed.after -%}
+      {%- set counted = jammi_engine_query("select count(*) from ("
+          ~ adapter.topic_events_sql(consumed.backing, [], consumed.after, consumed.upto, consumed.tenant, none) ~ ")") -%}
+      {%- do reads.update({consumed.name: [consumed.after, consumed.upto, counted[0][0] | int]}) -%}
       {%- set consumers = api.Relation.create(schema=consumed.topic_schema, identifier='topic_consumers', type='table') -%}
       {%- if not adapter.topic_table_known(consumers) -%}
         {% do jammi_engine_query(get_create_topic_consumers_sql(consumers)) %}
@@ -107,5 +113,9 @@
           ~ adapter.sql_string(consumed.topic_id) ~ ", "
           ~ consumed.upto ~ ", " ~ adapter.topic_now_micros() ~ ")") %}
     {%- endfor -%}
+    {%- if reads -%}
+      {%- set own = load_result('main') -%}
+      {%- do store_result('main', response=adapter.topic_consumer_response(own.response if own else none, reads)) -%}
+    {%- endif -%}
   {%- endif -%}
 {%- endmacro %}

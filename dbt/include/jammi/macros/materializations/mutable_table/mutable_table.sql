@@ -82,7 +82,8 @@
     {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
   {%- endif -%}
   {%- do drop_mutable_run_relations(run_relations) -%}
-  {%- do store_raw_result('main', message=counts.message, code='MUTABLE', rows_affected=counts.total) -%}
+  {%- set version = fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
+  {%- do store_result('main', response=adapter.mutable_run_response(counts, version)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
@@ -188,6 +189,16 @@
     {%- endif -%}
     {%- do apply_changelog_publish(definition, target_relation, outcome.location) -%}
   {%- endif -%}
+{%- endmacro %}
+
+
+{#-- The table's version after the run, for its adapter_response: a rewrite format's
+     version directory (none read), Delta's table version. --#}
+{% macro fetch_mutable_run_version(target_relation, file_format, location) -%}
+  {%- if file_format == 'delta' -%}
+    {{ return(fetch_delta_table_version(target_relation)) }}
+  {%- endif -%}
+  {{ return(adapter.mutable_version_of(location) if location and not adapter.uses_merge(file_format) else none) }}
 {%- endmacro %}
 
 

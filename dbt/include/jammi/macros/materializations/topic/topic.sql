@@ -39,6 +39,11 @@
   {#-- commit: claim the next offset for the staged batch, atomically and once --#}
   {%- set offset = apply_topic_publish(backing, topic, staging) -%}
   {{ log("topic " ~ topic.name ~ ": published offset " ~ offset ~ " to " ~ backing) }}
+  {#-- run_results.json: the events published and their offset (and what the model
+       consumed, which its post-hook reported) --#}
+  {%- set published = run_query("select count(*) from " ~ backing ~ " where _offset = " ~ offset) -%}
+  {%- set consumed = load_result('main') -%}
+  {%- do store_result('main', response=adapter.topic_publish_response(published.rows[0][0], offset, consumed.response if consumed else none)) -%}
 
   {% do persist_docs(target_relation, model) %}
   {%- do adapter.tenant_guard_trust(false) -%}

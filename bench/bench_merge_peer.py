@@ -1,6 +1,6 @@
-"""Benchmark on a Delta session: a mutable_table against dbt-spark's own merge.
+"""Benchmark on a Delta or Iceberg session: a mutable_table against dbt-spark's own merge.
 
-Both sides apply the same batch to a Delta table of the same N rows, in the same
+Both sides apply the same batch to a table of the same N rows and format, in the same
 process (one JVM): ours is a `mutable_table` (primary key `id`, with its checks:
 NULL and duplicate keys, tenant scope, no-op updates left alone); the peer is
 dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key: id`
@@ -22,13 +22,18 @@ twice). The figure is the median of the four rounds of each side (dbt's executio
 time of the model). After the rounds both tables must hold the same rows, or the
 benchmark fails.
 
-`--layouts plain,dv` measures each shape twice: as created, and with deletion vectors
-(`delta.enableDeletionVectors`) switched on for both tables before the rounds.
+`--format delta` (the default): `--layouts plain,dv` measures each shape twice, as
+created and with deletion vectors (`delta.enableDeletionVectors`) switched on for both
+tables before the rounds. `--format iceberg`: `--layouts cow,mor`, copy-on-write (as
+created) and merge-on-read (`write.merge.mode`, `write.update.mode`,
+`write.delete.mode` set to `merge-on-read` on both tables), on Iceberg's
+SparkSessionCatalog over the embedded Hive metastore.
 
-Delta's jars: JAMMI_DELTA_JARS (comma-separated or a directory), else
-the .jars/ cache `make jars` fills. Run:
-    .venv/bin/python bench/bench_delta_merge.py [--rows 1000000,10000000]
-        [--layouts plain,dv] [--shapes 1pct,100keys,half_repeat] [--profile]
+Jars: JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS (comma-separated or a directory), else the
+.jars/ cache `make jars` fills. Run:
+    .venv/bin/python bench/bench_merge_peer.py [--format delta|iceberg]
+        [--rows 1000000,10000000] [--layouts plain,dv | cow,mor]
+        [--shapes 1pct,100keys,half_repeat] [--profile]
 """
 
 from __future__ import annotations
@@ -54,16 +59,23 @@ from harness import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
+from fetch_jars import jars_dir  # noqa: E402
+from iceberg_probe import ICEBERG_CONFS  # noqa: E402
+
+from dbt.adapters.jammi.engine.jar_releases import (  # noqa: E402
+    iceberg_release,
+    installed_pyspark_version,
+)
 
 OURS = """
-{{ config(materialized='mutable_table', primary_key=['id'], file_format='delta',
+{{ config(materialized='mutable_table', primary_key=['id'], file_format=var('format'),
           alias='ours_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
 PEER = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id',
-          file_format='delta', alias='peer_' ~ var('suffix')) }}
+          file_format=var('format'), alias='peer_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
@@ -103,30 +115,67 @@ SHAPE_GOAL = {
     "noop": "writes nothing",
 }
 DEFAULT_SHAPES = "1pct,100keys,half_repeat"
-DELETION_VECTORS = "set tblproperties ('delta.enableDeletionVectors' = 'true')"
+# What a layout switches on for both tables before the rounds (none: as created).
+LAYOUTS = {
+    "delta": {"plain": None, "dv": "set tblproperties ('delta.enableDeletionVectors' = 'true')"},
+    "iceberg": {
+        "cow": None,
+        "mor": "set tblproperties ('write.merge.mode' = 'merge-on-read', "
+        "'write.update.mode' = 'merge-on-read', 'write.delete.mode' = 'merge-on-read')",
+    },
+}
+
+
+def session_settings(file_format: str) -> dict[str, str]:
+    """The embedded session's settings for ``file_format``: its jars and catalog."""
+    if file_format == "iceberg":
+        jars = (
+            local_jars(os.environ.get("JAMMI_ICEBERG_JARS"))
+            if os.environ.get("JAMMI_ICEBERG_JARS")
+            else _iceberg_cache()
+        )
+        if not jars:
+            raise SystemExit("no Iceberg jars: set JAMMI_ICEBERG_JARS (or run `make jars`)")
+        return {"spark.jars": jars, **ICEBERG_CONFS}
+    jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
+    if not jars:
+        raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or run `make jars`)")
+    return {
+        "spark.jars": jars,
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    }
+
+
+def _iceberg_cache() -> str:
+    release = iceberg_release(installed_pyspark_version())
+    folder = jars_dir(release) if release and release.jars_dir else None
+    return ",".join(str(j) for j in sorted(folder.glob("*.jar"))) if folder else ""
 
 
 def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> tuple:
     suffix = f"{rows}_{layout}_{shape}"
     base = f"bench.base_{rows}"
+    fmt = args.format
     if not spark.catalog.tableExists(base):
         spark.sql(
-            f"create table {base} using delta as "
+            f"create table {base} using {fmt} as "
             f"select id, {BASE_ROW}, 1000 as updated_ms from range({rows})"
         )
     for model in ("ours", "peer"):
-        dbt(project, "run", "-s", model, "--vars", json.dumps({"source": base, "suffix": suffix}))
-        if layout == "dv":
-            spark.sql(f"alter table bench.{model}_{suffix} {DELETION_VECTORS}")
+        variables = {"source": base, "suffix": suffix, "format": fmt}
+        dbt(project, "run", "-s", model, "--vars", json.dumps(variables))
+        if LAYOUTS[fmt][layout]:
+            spark.sql(f"alter table bench.{model}_{suffix} {LAYOUTS[fmt][layout]}")
     times: dict[str, list[float]] = {"ours": [], "peer": []}
     last, plans = {}, {}
     for round_no in range(1, ROUNDS + 1):
         batch = f"bench.batch_{suffix}_{round_no}"
-        spark.sql(f"create table {batch} using delta as {batch_sql(shape, rows, round_no)}")
+        spark.sql(f"create table {batch} using {fmt} as {batch_sql(shape, rows, round_no)}")
         spark.sql(f"select count(*), sum(hash({COLUMNS})) from {batch}").collect()
         order = ("ours", "peer") if round_no % 2 else ("peer", "ours")
         for model in order:
-            variables = json.dumps({"source": batch, "suffix": suffix})
+            variables = json.dumps({"source": batch, "suffix": suffix, "format": fmt})
             seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
             run = dbt_run(project, "run", "-s", model, "--vars", variables)
             times[model].append(run.execution)
@@ -149,16 +198,20 @@ def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> t
     for model, run in last.items() if args.profile else ():
         print(f"{model}, {suffix}, last round: {statement_profile(run)}", flush=True)
     for model, summary in plans.items():
-        files = spark.sql(f"describe detail bench.{model}_{suffix}").collect()[0]["numFiles"]
-        summary["table_files"] = files
+        if fmt == "delta":
+            detail = spark.sql(f"describe detail bench.{model}_{suffix}").collect()[0]
+            summary["table_files"] = detail["numFiles"]
         print(f"plan {model} {suffix}, last round: {json.dumps(summary)}", flush=True)
     return statistics.median(times["ours"]), statistics.median(times["peer"]), times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--format", default="delta", choices=sorted(LAYOUTS))
     parser.add_argument("--rows", default="1000000", help="comma-separated sizes")
-    parser.add_argument("--layouts", default="plain,dv", help="plain and/or dv, comma-separated")
+    parser.add_argument(
+        "--layouts", default=None, help="delta: plain,dv (default); iceberg: cow,mor (default)"
+    )
     parser.add_argument("--shapes", default=DEFAULT_SHAPES, help="batch shapes")
     parser.add_argument("--profile", action="store_true", help="print each side's statements")
     parser.add_argument(
@@ -168,27 +221,17 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary project")
     args = parser.parse_args()
-    unknown = set(args.layouts.split(",")) - {"plain", "dv"}
+    args.layouts = args.layouts or ",".join(LAYOUTS[args.format])
+    unknown = set(args.layouts.split(",")) - set(LAYOUTS[args.format])
     unknown |= set(args.shapes.split(",")) - set(SHAPE_GOAL)
     if unknown:
         raise SystemExit(f"unknown layouts or shapes: {', '.join(sorted(unknown))}")
-    jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
-    if not jars:
-        raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or run `make jars`)")
+    settings = session_settings(args.format)
 
-    work = Path(tempfile.mkdtemp(prefix="jammi-bench-delta-"))
+    work = Path(tempfile.mkdtemp(prefix=f"jammi-bench-{args.format}-"))
     project = work / "project"
     (project / "models").mkdir(parents=True)
-    write_project(
-        project,
-        "bench",
-        work / "spark",
-        {
-            "spark.jars": jars,
-            "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-        },
-    )
+    write_project(project, "bench", work / "spark", settings)
     if args.plans:
         with (project / "profiles.yml").open("a") as profile:
             profile.write('        spark.ui.enabled: "true"\n')
@@ -220,7 +263,7 @@ def main() -> None:
                         flush=True,
                     )
                     report(
-                        f"delta {shape} ({layout}) vs dbt-spark merge",
+                        f"{args.format} {shape} ({layout}) vs dbt-spark merge",
                         rows,
                         ours,
                         peer,

@@ -1,0 +1,97 @@
+"""What a run reports (docs/run_results.md): a mutable_table run's adapter_response
+carries its inserted/updated/deleted counts and the table's version after it, a no-op
+run included; a topic publish carries the events it published and their offset; a
+consumer carries the events it read. Asserted on the results dbt returns and on the
+run_results.json it writes, on the lane's format and connection method."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.functional.mutable_table.test_tombstones import current_version
+from tests.functional.mutable_table.util import MutableProjectBase, run
+
+# var rows: [[id, name, op]]; op 'd' deletes the key
+ITEMS = """
+{{ config(materialized='mutable_table', primary_key=['id'], delete_when="op = 'd'") }}
+select id, name, op from values
+{% for id, name, op in var('rows', [[0, '', 'x']]) %}
+  ({{ id }}, '{{ name }}', '{{ op }}'){{ ',' if not loop.last }}
+{% endfor %}
+as t(id, name, op)
+where op <> 'x'
+"""
+
+EVENTS = """
+{{ config(materialized='topic') }}
+select id, concat('event ', id) as label from range({{ var('lo', 0) }}, {{ var('hi', 0) }})
+"""
+
+# a consumer: appends what it has not read yet
+READER = """
+{{ config(materialized='incremental', incremental_strategy='append', file_format='parquet') }}
+select event_offset, id from {{ topic_events(ref('events')) }}
+"""
+
+
+def response(project, result, node: str) -> dict:
+    """The node's adapter_response, as dbt returned it and as run_results.json holds it
+    (they must agree)."""
+    returned = next(r for r in result.results if r.node.name == node).adapter_response
+    written = json.loads((Path(project.project_root) / "target" / "run_results.json").read_text())
+    stored = next(r for r in written["results"] if r["unique_id"].endswith(f".{node}"))
+    assert stored["adapter_response"] == returned
+    return returned
+
+
+class TestRunResults(MutableProjectBase):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"items.sql": ITEMS, "events.sql": EVENTS, "reader.sql": READER}
+
+    def test_mutable_table_counts_and_version(self, project, fmt):
+        first = response(
+            project,
+            run(project, "items", {"rows": [[1, "a", ""], [2, "b", ""], [3, "c", ""]]}),
+            "items",
+        )
+        assert first["rows_inserted"] == 3 and first["rows_affected"] == 3
+        assert (first["rows_updated"], first["rows_deleted"]) == (0, 0)
+        assert first["table_version"] == current_version(project, fmt)
+        assert first["_message"] == "INSERT 3, UPDATE 0, DELETE 0"
+
+        batch = {"rows": [[1, "a2", ""], [2, "", "d"], [4, "d", ""]]}
+        changed = response(project, run(project, "items", batch), "items")
+        assert (changed["rows_inserted"], changed["rows_updated"], changed["rows_deleted"]) == (
+            1,
+            1,
+            1,
+        )
+        assert changed["rows_affected"] == 3
+        assert changed["table_version"] == current_version(project, fmt) > first["table_version"]
+
+        # the same batch again changes nothing
+        same = response(project, run(project, "items", batch), "items")
+        assert (same["rows_affected"], same["rows_inserted"], same["rows_updated"]) == (0, 0, 0)
+        assert same["rows_deleted"] == 0
+        assert same["table_version"] == current_version(project, fmt)
+        if fmt in ("parquet", "orc"):  # commits nothing; Delta's MERGE commits an empty version
+            assert same["table_version"] == changed["table_version"]
+
+    def test_publish_offset_and_events_read(self, project):
+        published = response(project, run(project, "events", {"lo": 0, "hi": 5}), "events")
+        assert (published["rows_affected"], published["offset"]) == (5, 1)
+        read = response(project, run(project, "reader"), "reader")
+        topic = f"{project.test_schema}.events"
+        assert read["events_read"] == 5
+        assert read["offsets_read"] == {topic: [0, 1]}
+
+        again = response(project, run(project, "events", {"lo": 5, "hi": 7}), "events")
+        assert (again["rows_affected"], again["offset"]) == (2, 2)
+        read = response(project, run(project, "reader"), "reader")
+        assert read["events_read"] == 2 and read["offsets_read"] == {topic: [1, 2]}
+
+        # nothing new: the consumer reads nothing and reports no range
+        idle = response(project, run(project, "reader"), "reader")
+        assert "events_read" not in idle and "offsets_read" not in idle
