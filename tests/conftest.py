@@ -6,7 +6,10 @@ test class shares the same JVM and its Hive metastore (dbt-tests-adapter gives e
 class its own schema).
 
 Lanes, chosen with environment variables (the Makefile sets them):
-- JAMMI_TEST_FILE_FORMAT=parquet|delta  the format feature tests configure (default parquet)
+- JAMMI_TEST_FILE_FORMAT=parquet|delta|iceberg  the format feature tests configure (default
+                                        parquet); delta and iceberg load their runtime
+                                        (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS: jar files
+                                        instead of Maven coordinates)
 - JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
                                         in the profile and asserted after every test that
@@ -22,7 +25,11 @@ from typing import Optional
 
 import pytest
 
-from dbt.adapters.jammi.engine.jar_releases import installed_pyspark_version, package_for
+from dbt.adapters.jammi.engine.jar_releases import (
+    iceberg_package_for,
+    installed_pyspark_version,
+    package_for,
+)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -35,6 +42,33 @@ DELTA_PARAMETERS = {
     # tables on 2 cores spend most of a statement scheduling those tasks).
     "spark.databricks.delta.snapshotPartitions": "2",
 }
+
+# Iceberg's SparkSessionCatalog over the embedded Hive metastore (Derby): Iceberg tables
+# beside Spark's own. Iceberg's metastore client creates Derby's schema itself and must
+# commit without Hive's lock tables (an embedded metastore has none).
+ICEBERG_PARAMETERS = {
+    "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
+    "spark.sql.catalog.spark_catalog.type": "hive",
+    "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+    "spark.hadoop.hive.metastore.schema.verification": "false",
+    "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+}
+
+# Per lane format: (session settings, jar-file override variable, coordinates variable,
+# the installed Spark line's coordinates).
+LANE_RUNTIMES = {
+    "delta": (DELTA_PARAMETERS, "JAMMI_DELTA_JARS", "JAMMI_DELTA_PACKAGES", package_for),
+    "iceberg": (
+        ICEBERG_PARAMETERS,
+        "JAMMI_ICEBERG_JARS",
+        "JAMMI_ICEBERG_PACKAGES",
+        iceberg_package_for,
+    ),
+}
+
+# The lane formats that commit through the MERGE applier (not the rewrite applier).
+MERGE_LANE_FORMATS = ("delta", "iceberg")
 
 
 def test_file_format() -> str:
@@ -78,13 +112,15 @@ def jammi_profile_target() -> dict:
     params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
     if lane_ansi():
         params[ANSI] = lane_ansi()
-    if test_file_format() == "delta":
-        params.update(DELTA_PARAMETERS)
-        jars = os.environ.get("JAMMI_DELTA_JARS")
+    runtime = LANE_RUNTIMES.get(test_file_format())
+    if runtime:
+        settings, jars_variable, packages_variable, coordinates = runtime
+        params.update(settings)
+        jars = os.environ.get(jars_variable)
         if jars:
             params["spark.jars"] = jars
         else:
-            params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
+            params["spark.jars.packages"] = os.environ.get(packages_variable) or coordinates(
                 installed_pyspark_version()
             )
     return {
@@ -133,22 +169,32 @@ def pytest_configure(config):
         "connection_agnostic: the planner's SQL and results, the same on every connection "
         "method; the Thrift lanes deselect it (the embedded lanes run it)",
     )
+    config.addinivalue_line(
+        "markers",
+        "iceberg_lane_skip: the planner's decisions, the same on every MERGE format; the "
+        "Delta lane runs it, the Iceberg lane (scripts/iceberg_lane.py) deselects it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     deselect = []
-    if test_file_format() == "delta" or test_method() == "thrift" or _spark4():
+    if test_file_format() in MERGE_LANE_FORMATS or test_method() == "thrift" or _spark4():
         deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
     if test_method() == "thrift":
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
     if deselect:
         config.hook.pytest_deselected(items=deselect)
         items[:] = [i for i in items if i not in deselect]
-    if test_file_format() == "delta":
-        # The parquet (and orc) params of a class parametrized over formats (`fmt`)
-        # already ran on the default lane; the Delta lane runs its delta param only.
-        # Tests marked parquet_only (their models pin parquet) ran there too.
-        parquet = [i for i in items if _param(i, "fmt") in ("parquet", "orc") or _parquet_only(i)]
+    if test_file_format() in MERGE_LANE_FORMATS:
+        # The other params of a class parametrized over formats (`fmt`) ran on their own
+        # lanes; the Delta lane runs its delta param only, the Iceberg lane its iceberg
+        # param. Tests marked parquet_only (their models pin parquet) ran on the default.
+        lane = test_file_format()
+        parquet = [
+            i
+            for i in items
+            if (_param(i, "fmt") is not None and _param(i, "fmt") != lane) or _parquet_only(i)
+        ]
         if parquet:
             config.hook.pytest_deselected(items=parquet)
             items[:] = [i for i in items if i not in parquet]

@@ -20,6 +20,13 @@ FILE_FORMATS = [
             reason="Delta Lake is not on this session (run `make delta-lane` where it loads)",
         ),
     ),
+    pytest.param(
+        "iceberg",
+        marks=pytest.mark.skipif(
+            test_file_format() != "iceberg",
+            reason="Iceberg is not on this session (run `make iceberg-lane` where it loads)",
+        ),
+    ),
 ]
 
 
