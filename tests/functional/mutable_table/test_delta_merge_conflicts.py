@@ -73,7 +73,7 @@ class TestDeltaMergeConflictReplans:
                     "values (s.id, s.round, s.tenant_id)"
                 ).collect()
             except Exception as exc:  # noqa: BLE001 - a refused racer is fine, recorded
-                if not merge_commit.is_delta_conflict(str(exc)):
+                if not merge_commit.is_commit_conflict(str(exc)):
                     other_errors.append(exc)
                 else:
                     refused_racers.append(round_no)

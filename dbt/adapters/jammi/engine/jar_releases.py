@@ -114,3 +114,8 @@ def installed_pyspark_version() -> str:
 def packages_hint() -> str:
     """Every known Delta pairing, for error messages that cannot know the server's Spark."""
     return "; ".join(f"Spark {r.spark_line}: {r.package}" for r in DELTA_RELEASES)
+
+
+def iceberg_packages_hint() -> str:
+    """Every known Iceberg runtime pairing, for error messages."""
+    return "; ".join(f"Spark {r.spark_line}: {r.package}" for r in ICEBERG_RELEASES)

@@ -279,7 +279,7 @@ class MutableTableAdapterMixin(StatementsMixin):
                 message = str(exc)
                 if commit_claim.already_exists(message):
                     return
-                racing = merge_commit.is_delta_conflict(message)
+                racing = merge_commit.is_commit_conflict(message)
                 if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
                     raise
                 if attempt == CREATE_RACE_ATTEMPTS - 1:
