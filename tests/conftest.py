@@ -171,6 +171,12 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
+        "iceberg_refused: its models use an option refused on file_format iceberg "
+        "(changelog, tombstones, identity_column; mutable_table/iceberg_support.py): the "
+        "Iceberg lane deselects it (test_iceberg_refusals.py proves the refusals)",
+    )
+    config.addinivalue_line(
+        "markers",
         "iceberg_lane_skip: the planner's decisions, the same on every MERGE format; the "
         "Delta lane runs it, the Iceberg lane (scripts/iceberg_lane.py) deselects it",
     )
@@ -182,6 +188,8 @@ def pytest_collection_modifyitems(config, items):
         deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
     if test_method() == "thrift":
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
+    if test_file_format() == "iceberg":
+        deselect += [i for i in items if i.get_closest_marker("iceberg_refused")]
     if deselect:
         config.hook.pytest_deselected(items=deselect)
         items[:] = [i for i in items if i not in deselect]

@@ -140,6 +140,7 @@ def publishes(project, table="accounts"):
     return [(o, v, e) for (o, v), e in sorted(result.items())]
 
 
+@pytest.mark.iceberg_refused
 class TestChangelog(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
@@ -275,6 +276,7 @@ class TestChangelog(MutableProjectBase):
         assert "late__jammi_batch" not in session_views(project)
 
 
+@pytest.mark.iceberg_refused
 class TestChangelogRefused(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

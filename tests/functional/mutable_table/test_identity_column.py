@@ -48,6 +48,7 @@ def items(project, rows):
     return run(project, "items", {"rows": rows})
 
 
+@pytest.mark.iceberg_refused
 class TestIdentityColumn(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

@@ -41,6 +41,7 @@
     {%- set new_columns = reconciled.new_columns -%}
   {%- endif -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
+  {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
