@@ -60,7 +60,7 @@ class TestIcebergRefusals:
         [
             ("logged", "changelog: true is set with file_format iceberg"),
             ("versioned_deletes", "version_column 'v' with delete_when keeps tombstones"),
-            ("numbered", "identity_column 'item_no' is set with file_format iceberg"),
+            ("numbered", "identity_column 'item_no' is set with file_format"),
             ("auto_logged", "changelog: true is set with file_format iceberg"),
         ],
     )
