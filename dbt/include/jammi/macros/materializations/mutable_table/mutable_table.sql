@@ -216,7 +216,7 @@
     {%- do adapter.mutable_tag_delta_commits() -%}
     {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-    {%- set zorder = get_zorder_sql(definition, target_relation) -%}
+    {%- set zorder = get_zorder_sql(definition, target_relation, file_format) -%}
     {%- if fail_at == 'zorder' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}
     {%- elif zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
   {%- else -%}
