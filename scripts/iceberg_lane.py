@@ -13,10 +13,11 @@ The sessions use Iceberg's SparkSessionCatalog over the embedded Hive metastore
 skipped with the reason -- or fails, with JAMMI_ICEBERG_REQUIRED=1 (a skipped lane never
 counts as passing in CI).
 
-Only the tests of the Iceberg path run here: the classes parametrized over formats
-(`fmt`; their iceberg param only, tests/conftest.py), kept versions, topics, scd2 and
-`file_format: auto`. Tests marked `iceberg_lane_skip` (the planner's own decisions,
-which the default lane already runs the same on every format) are deselected.
+Only the tests of the Iceberg path run here (TESTS): the classes parametrized over
+formats (`fmt`; their iceberg param only, tests/conftest.py), commit conflicts, kept
+versions, scd2, topics, `file_format: auto` and the refusals. Tests marked
+`iceberg_lane_skip` (the planner's own decisions, which the default lane already runs
+the same on every format) and `iceberg_refused` (tests/conftest.py) are deselected.
 """
 
 from __future__ import annotations
@@ -59,16 +60,31 @@ assert s.sql('select count(*) from probe_iceberg').collect()[0][0] == 1
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The Iceberg path: the MERGE applier's feature tests (their iceberg param; tests/conftest.py
+# deselects the other formats' params and the `iceberg_refused` tests), the commit
+# conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`
+# and the refusals. The rest of tests/functional/mutable_table is the planner's and the
+# rewrite applier's, the same on every format, and runs on the default and Delta lanes.
+MUTABLE = "tests/functional/mutable_table"
 TESTS = [
-    "tests/functional/mutable_table",
-    "tests/functional/scd2",
-    "tests/functional/topic",
+    f"{MUTABLE}/test_mutable_upsert.py",
+    f"{MUTABLE}/test_mutable_schema_and_indexes.py",
+    f"{MUTABLE}/test_merge_functions.py",
+    f"{MUTABLE}/test_ttl.py",
+    f"{MUTABLE}/test_mutable_tenants.py",
+    f"{MUTABLE}/test_tenant_read_guard.py",
+    f"{MUTABLE}/test_versions.py",
+    f"{MUTABLE}/test_delta_merge_conflicts.py",
+    f"{MUTABLE}/test_file_format_auto.py",
+    f"{MUTABLE}/test_iceberg_refusals.py",
+    "tests/functional/scd2/test_scd2_history.py",
+    "tests/functional/topic/test_topic_publish.py",
+    "tests/functional/topic/test_topic_consumers.py",
 ]
 
-# Deselected: the Thrift-only tests, dbt-spark's suites, whole-project builds
-# (embedded_parquet_only, deselected by tests/conftest.py too) and planner-only tests the
-# default lane runs the same on every format.
-ONLY = "not thrift and not dbt_spark_suite and not iceberg_lane_skip"
+# Deselected: the Thrift-only tests and the planner-only tests of the files above that the
+# default and Delta lanes already run the same (`iceberg_lane_skip`).
+ONLY = "not thrift and not iceberg_lane_skip"
 
 
 def iceberg_problem() -> str | None:
