@@ -190,9 +190,16 @@ class TestTenantReadGuard(MutableProjectBase):
 
     @pytest.mark.parametrize("name", REFUSED)
     @pytest.mark.iceberg_lane_skip
-    def test_what_cannot_be_scoped_fails_and_writes_nothing(self, project, bound_results, name):
+    def test_what_cannot_be_scoped_fails_and_writes_nothing(
+        self, project, bound_results, name, fmt
+    ):
         result = bound_results[name]
         assert result.status == "error", result.message
+        if fmt == "iceberg" and name == "leak_by_path":
+            # Spark itself refuses to read an Iceberg table's files by path
+            assert "direct query on files: iceberg" in result.message
+            assert not table_exists(project, name)
+            return
         assert GUARD in result.message
         read = UNNAMED_SCAN if name == "leak_by_path" else f"{project.test_schema}.prices"
         assert read in result.message
@@ -241,7 +248,12 @@ class TestTenantReadGuard(MutableProjectBase):
         assert not table_exists(project, "delete_when_subquery")
 
     @pytest.mark.iceberg_lane_skip
-    def test_tests_operations_and_show_are_scoped(self, project):
+    def test_tests_operations_and_show_are_scoped(self, project, fmt):
+        if fmt == "iceberg":
+            pytest.skip(
+                "re-creates a parquet audit table: Iceberg's SparkSessionCatalog drops a "
+                "non-Iceberg table's metastore entry but keeps its files (README)"
+            )
         results = run_dbt(
             ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)]
         )
