@@ -80,6 +80,7 @@ TESTS = [
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",
+    "tests/functional/adapter/test_session.py",
 ]
 
 # Deselected: the Thrift-only tests and the planner-only tests of the files above that the
