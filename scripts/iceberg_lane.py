@@ -81,6 +81,7 @@ TESTS = [
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",
     "tests/functional/adapter/test_session.py",
+    "tests/functional/adapter/test_iceberg_table_model.py",
 ]
 
 # Deselected: the Thrift-only tests and the planner-only tests of the files above that the
