@@ -6,7 +6,10 @@ test class shares the same JVM and its Hive metastore (dbt-tests-adapter gives e
 class its own schema).
 
 Lanes, chosen with environment variables (the Makefile sets them):
-- JAMMI_TEST_FILE_FORMAT=parquet|delta  the format feature tests configure (default parquet)
+- JAMMI_TEST_FILE_FORMAT=parquet|delta|iceberg  the format feature tests configure (default
+                                        parquet); delta and iceberg load their runtime
+                                        (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS: jar files
+                                        instead of Maven coordinates)
 - JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
                                         in the profile and asserted after every test that
@@ -24,9 +27,14 @@ from typing import Optional
 
 import pytest
 
-from dbt.adapters.jammi.engine.jar_releases import installed_pyspark_version, package_for
+from dbt.adapters.jammi.engine.jar_releases import (
+    iceberg_package_for,
+    installed_pyspark_version,
+    package_for,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from iceberg_probe import ICEBERG_CONFS  # noqa: E402  (scripts/: Iceberg's session settings)
 from spark_cluster import TEST_JVM_OPTIONS  # noqa: E402  (scripts/: the lanes' JVM flags)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
@@ -40,6 +48,21 @@ DELTA_PARAMETERS = {
     # tables on 2 cores spend most of a statement scheduling those tasks).
     "spark.databricks.delta.snapshotPartitions": "2",
 }
+
+# Per lane format: (session settings, jar-file override variable, coordinates variable,
+# the installed Spark line's coordinates).
+LANE_RUNTIMES = {
+    "delta": (DELTA_PARAMETERS, "JAMMI_DELTA_JARS", "JAMMI_DELTA_PACKAGES", package_for),
+    "iceberg": (
+        ICEBERG_CONFS,  # Iceberg's SparkSessionCatalog over the embedded Hive metastore
+        "JAMMI_ICEBERG_JARS",
+        "JAMMI_ICEBERG_PACKAGES",
+        iceberg_package_for,
+    ),
+}
+
+# The lane formats that commit through the MERGE applier (not the rewrite applier).
+MERGE_LANE_FORMATS = ("delta", "iceberg")
 
 
 def test_file_format() -> str:
@@ -68,17 +91,22 @@ lane_file_format = test_file_format
 lane_method = test_method
 
 
-def delta_session_parameters() -> dict:
-    """An embedded session's settings that load Delta Lake: its extension and catalog,
-    and its jars -- JAMMI_DELTA_JARS (files) when set, else Maven coordinates
-    (JAMMI_DELTA_PACKAGES, default the release for the installed Spark) that Spark
+def session_parameters(file_format: str) -> dict:
+    """An embedded session's settings that load ``file_format`` (delta, iceberg; {} for
+    the others): its extension and catalog, and its jars -- the jar-file override
+    (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS) when set, else Maven coordinates (the
+    coordinates variable, default the release for the installed Spark) that Spark
     resolves from the local Maven repository `make jars` filled."""
-    params = dict(DELTA_PARAMETERS)
-    jars = os.environ.get("JAMMI_DELTA_JARS")
+    runtime = LANE_RUNTIMES.get(file_format)
+    if runtime is None:
+        return {}
+    settings, jars_variable, packages_variable, coordinates = runtime
+    params = dict(settings)
+    jars = os.environ.get(jars_variable)
     if jars:
         params["spark.jars"] = jars
     else:
-        params["spark.jars.packages"] = os.environ.get("JAMMI_DELTA_PACKAGES") or package_for(
+        params["spark.jars.packages"] = os.environ.get(packages_variable) or coordinates(
             installed_pyspark_version()
         )
     return params
@@ -103,8 +131,7 @@ def jammi_profile_target() -> dict:
     }
     if lane_ansi():
         params[ANSI] = lane_ansi()
-    if test_file_format() == "delta":
-        params.update(delta_session_parameters())
+    params.update(session_parameters(test_file_format()))
     return {
         "type": "jammi",
         "method": "session",
@@ -157,22 +184,40 @@ def pytest_configure(config):
         "Spark 4's types, the plan readers, PySpark 4's error conversion); make "
         "spark4-check runs these and the smoke tests, make spark4-lane runs everything",
     )
+    config.addinivalue_line(
+        "markers",
+        "iceberg_refused: its models use an option refused on file_format iceberg "
+        "(changelog, tombstones, identity_column; mutable_table/iceberg_support.py): the "
+        "Iceberg lane deselects it (test_iceberg_refusals.py proves the refusals)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "iceberg_lane_skip: the planner's decisions, the same on every MERGE format; the "
+        "Delta lane runs it, the Iceberg lane (scripts/iceberg_lane.py) deselects it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     deselect = []
-    if test_file_format() == "delta" or test_method() == "thrift" or _spark4():
+    if test_file_format() in MERGE_LANE_FORMATS or test_method() == "thrift" or _spark4():
         deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
     if test_method() == "thrift":
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
+    if test_file_format() == "iceberg":
+        deselect += [i for i in items if i.get_closest_marker("iceberg_refused")]
     if deselect:
         config.hook.pytest_deselected(items=deselect)
         items[:] = [i for i in items if i not in deselect]
-    if test_file_format() == "delta":
-        # The parquet (and orc) params of a class parametrized over formats (`fmt`)
-        # already ran on the default lane; the Delta lane runs its delta param only.
-        # Tests marked parquet_only (their models pin parquet) ran there too.
-        parquet = [i for i in items if _param(i, "fmt") in ("parquet", "orc") or _parquet_only(i)]
+    if test_file_format() in MERGE_LANE_FORMATS:
+        # The other params of a class parametrized over formats (`fmt`) ran on their own
+        # lanes; the Delta lane runs its delta param only, the Iceberg lane its iceberg
+        # param. Tests marked parquet_only (their models pin parquet) ran on the default.
+        lane = test_file_format()
+        parquet = [
+            i
+            for i in items
+            if (_param(i, "fmt") is not None and _param(i, "fmt") != lane) or _parquet_only(i)
+        ]
         if parquet:
             config.hook.pytest_deselected(items=parquet)
             items[:] = [i for i in items if i not in parquet]

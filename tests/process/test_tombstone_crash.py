@@ -39,7 +39,7 @@ from typing import Optional
 import pytest
 
 from dbt.adapters.jammi.engine.jar_releases import delta_release, installed_pyspark_version
-from tests.conftest import delta_session_parameters
+from tests.conftest import session_parameters
 from tests.process.harness import DbtProject, DbtResult, check, first_line, report, session_target
 from tests.process.log_points import KillPoint, kill_on_log
 
@@ -151,7 +151,7 @@ def tomb_project(root: Path, formats: tuple[str, ...]) -> DbtProject:
     """One project, one embedded session for both tables (Delta loaded when asked)."""
     target = session_target("tomb", root / "spark")
     if "delta" in formats:
-        target["server_side_parameters"].update(delta_session_parameters())
+        target["server_side_parameters"].update(session_parameters("delta"))
     return DbtProject(
         root=root / "project",
         target=target,

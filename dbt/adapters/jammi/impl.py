@@ -28,7 +28,7 @@ from dbt.adapters.jammi.common.validation import (
 )
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.engine.delta_replace import DeltaReplaceAdapterMixin
-from dbt.adapters.jammi.engine.jar_releases import packages_hint
+from dbt.adapters.jammi.engine.jar_releases import iceberg_packages_hint, packages_hint
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,
@@ -244,7 +244,9 @@ class JammiAdapter(
         if capabilities is None:
             _, table = self.execute("SET spark.sql.extensions", fetch=True)
             value = table.rows[0][1] if len(table.rows) else None
-            capabilities = SessionCapabilities.from_extensions(value)
+            _, table = self.execute("SET spark.sql.catalog.spark_catalog", fetch=True)
+            catalog = table.rows[0][1] if len(table.rows) else None
+            capabilities = SessionCapabilities.from_extensions(value, catalog)
             remember_capabilities(handle, capabilities)
         return capabilities
 
@@ -253,11 +255,30 @@ class JammiAdapter(
         return self.session_capabilities().delta
 
     @available
+    def iceberg_available(self) -> bool:
+        return self.session_capabilities().iceberg
+
+    @available
     def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
-        """``auto`` picks delta when the session has Delta Lake active, else parquet."""
+        """``auto`` picks, in this order: delta when the session has Delta Lake active,
+        iceberg when its session catalog is Iceberg's (and Delta is absent), else parquet."""
         requested = validate_file_format((requested or "auto").lower(), f"model '{model_name}'")
         if requested == "auto":
-            return "delta" if self.delta_available() else "parquet"
+            if self.delta_available():
+                return "delta"
+            return "iceberg" if self.iceberg_available() else "parquet"
+        if requested == "iceberg" and not self.iceberg_available():
+            raise JammiValidationError(
+                f"model '{model_name}'",
+                "file_format 'iceberg' is configured but this Spark session's catalog is not "
+                "Iceberg's",
+                "add to the profile's server_side_parameters: spark.jars.packages: the "
+                f"Iceberg runtime for your Spark ({iceberg_packages_hint()}), "
+                "spark.sql.extensions: org.apache.iceberg.spark.extensions."
+                "IcebergSparkSessionExtensions, spark.sql.catalog.spark_catalog: "
+                "org.apache.iceberg.spark.SparkSessionCatalog, "
+                "spark.sql.catalog.spark_catalog.type: hive -- or set file_format: auto",
+            )
         if requested == "delta" and not self.delta_available():
             raise JammiValidationError(
                 f"model '{model_name}'",

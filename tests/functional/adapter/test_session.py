@@ -1,4 +1,5 @@
-"""The session capability probe: asked once per connection, drives file_format auto."""
+"""The session capability probe: asked once per connection, drives file_format auto
+(delta, else iceberg when the session catalog is Iceberg's, else parquet)."""
 
 import pytest
 
@@ -20,20 +21,31 @@ class TestCapabilityProbe:
         try:
             with adapter.connection_named("probe"):
                 first = adapter.delta_available()
+                iceberg = adapter.iceberg_available()
                 for _ in range(5):
                     assert adapter.delta_available() == first
+                    assert adapter.iceberg_available() == iceberg
                     adapter.resolve_file_format("auto", "m")
         finally:
             del adapter.execute
-        assert calls == ["SET spark.sql.extensions"]
+        assert calls == ["SET spark.sql.extensions", "SET spark.sql.catalog.spark_catalog"]
         assert first == (test_file_format() == "delta")
+        assert iceberg == (test_file_format() == "iceberg")
 
     def test_auto_and_explicit_formats(self, project):
         adapter = project.adapter
         with adapter.connection_named("formats"):
-            expected_auto = "delta" if adapter.delta_available() else "parquet"
+            expected_auto = {"delta": "delta", "iceberg": "iceberg"}.get(
+                test_file_format(), "parquet"
+            )
             assert adapter.resolve_file_format("auto", "m") == expected_auto
             assert adapter.resolve_file_format("parquet", "m") == "parquet"
+            if not adapter.iceberg_available():
+                with pytest.raises(JammiValidationError) as info:
+                    adapter.resolve_file_format("iceberg", "events")
+                message = str(info.value)
+                assert "model 'events'" in message and "not Iceberg's" in message
+                assert "org.apache.iceberg.spark.SparkSessionCatalog" in message
             if not adapter.delta_available():
                 with pytest.raises(JammiValidationError) as info:
                     adapter.resolve_file_format("delta", "products")

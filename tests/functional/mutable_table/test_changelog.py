@@ -140,6 +140,7 @@ def publishes(project, table="accounts"):
     return [(o, v, e) for (o, v), e in sorted(result.items())]
 
 
+@pytest.mark.iceberg_refused
 class TestChangelog(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
@@ -281,6 +282,7 @@ class TestChangelog(MutableProjectBase):
 
 # connection_agnostic: refused in Python before any SQL
 @pytest.mark.connection_agnostic
+@pytest.mark.iceberg_refused
 class TestChangelogRefused(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

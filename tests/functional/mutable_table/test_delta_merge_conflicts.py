@@ -1,9 +1,12 @@
-"""Real Delta conflicts in one JVM: while a mutable_table run's MERGE is running, another
-session (its own ``SparkSession.newSession()``, in a thread released together with the
-MERGE by a barrier) merges other keys into the same table. Delta refuses one of the two
-commits; when it is the run's, the run re-plans against the new snapshot and merges again
-(mutable_table/commit/delta_merge.py). Nothing is lost: the run's batch and the other
-writer's rows are all in the table, and the run reports the conflicts it retried."""
+"""Real commit conflicts in one JVM, on Delta (the delta lane) and on Iceberg (the iceberg
+lane): while a mutable_table run's MERGE is running, another session (its own
+``SparkSession.newSession()``, in a thread released together with the MERGE by a barrier)
+merges other keys into the same table. The format refuses one of the two commits (Delta's
+conflict exceptions; Iceberg's serializable MERGE: conflicting files, or a lost metadata
+swap); when it is the run's, the run re-plans against the new snapshot and merges again
+(mutable_table/commit/delta_merge.py, engine/commit_conflicts.py). Nothing is lost: the
+run's batch and the other writer's rows are all in the table, and the run reports the
+conflicts it retried."""
 
 from __future__ import annotations
 
@@ -20,8 +23,9 @@ from tests.functional.topic.fixtures import spark
 ROUNDS = 3
 BASE_ROWS = 200_000  # a MERGE over this takes long enough for the other commit to land
 
+LANE_FORMAT = test_file_format()
 ITEMS = f"""
-{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='delta') }}}}
+{{{{ config(materialized='mutable_table', primary_key=['id'], file_format='{LANE_FORMAT}') }}}}
 select cast(id as bigint) as id, {{{{ var('round', 0) }}}} as round
 from range({{{{ var('rows', {BASE_ROWS}) }}}})
 """
@@ -29,7 +33,10 @@ from range({{{{ var('rows', {BASE_ROWS}) }}}})
 pytestmark = [
     pytest.mark.delta,
     pytest.mark.session_only,
-    pytest.mark.skipif(test_file_format() != "delta", reason="needs Delta Lake (delta lane)"),
+    pytest.mark.skipif(
+        test_file_format() not in ("delta", "iceberg"),
+        reason="needs Delta Lake or Iceberg (their lanes)",
+    ),
 ]
 
 
@@ -73,7 +80,7 @@ class TestDeltaMergeConflictReplans:
                     "values (s.id, s.round, s.tenant_id)"
                 ).collect()
             except Exception as exc:  # noqa: BLE001 - a refused racer is fine, recorded
-                if not merge_commit.is_delta_conflict(str(exc)):
+                if not merge_commit.is_commit_conflict(str(exc)):
                     other_errors.append(exc)
                 else:
                     refused_racers.append(round_no)
@@ -96,7 +103,7 @@ class TestDeltaMergeConflictReplans:
 
         assert other_errors == []
         print(
-            f"\ndelta merge conflicts (in-JVM): rounds={ROUNDS} run conflicts={replans} "
+            f"\n{LANE_FORMAT} merge conflicts (in-JVM): rounds={ROUNDS} run conflicts={replans} "
             f"racer conflicts={len(refused_racers)} lost updates=0"
         )
         # every round raced: either the run re-planned or the racer was refused

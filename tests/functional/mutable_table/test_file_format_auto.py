@@ -1,6 +1,8 @@
 """`file_format: auto` (the default) on a session with Delta Lake: mutable tables, their
-scd2 history and topics are created as Delta tables and work there (the delta lane; on a
-session without Delta, `auto` is parquet, which the default lane covers)."""
+scd2 history and topics are created as Delta tables and work there (the delta lane). On
+a session whose catalog is Iceberg's and without Delta (the iceberg lane) mutable tables
+and scd2 histories are Iceberg tables and topics parquet ones (topic/registration.py).
+On a session with neither, `auto` is parquet, which the default lane covers."""
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -8,7 +10,12 @@ from dbt.tests.util import run_dbt
 from tests.functional.mutable_table.util import file_format, registry_rows, rows, run, table_rows
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, DELETED_ORDERS_SQL, registration
 
-pytestmark = pytest.mark.skipif(file_format() != "delta", reason="needs Delta Lake (delta lane)")
+pytestmark = pytest.mark.skipif(
+    file_format() not in ("delta", "iceberg"), reason="needs Delta Lake or Iceberg (their lanes)"
+)
+# what `auto` picks on the lane's session, and what a topic is stored as there
+PICKED = file_format()
+TOPIC_FORMAT = "delta" if PICKED == "delta" else "parquet"
 
 # no file_format anywhere: every model below is `auto`
 ITEMS = """
@@ -28,11 +35,12 @@ as t(sku, price)
 
 
 def provider(project, table: str) -> str:
-    """`describe detail` answers only for Delta tables: its `format` column."""
-    return rows(project, f"describe detail {project.test_schema}.{table}")[0][0]
+    """The table's provider as the catalog reports it (delta, iceberg, parquet)."""
+    described = rows(project, f"describe table extended {project.test_schema}.{table}")
+    return next(str(r[1]).strip().lower() for r in described if str(r[0]).strip() == "Provider")
 
 
-class TestFileFormatAutoOnDelta:
+class TestFileFormatAuto:
     @pytest.fixture(scope="class")
     def models(self):
         return {
@@ -42,31 +50,31 @@ class TestFileFormatAutoOnDelta:
             "deleted_orders.sql": DELETED_ORDERS_SQL,
         }
 
-    def test_mutable_table_is_delta_and_applies_by_key(self, project):
+    def test_mutable_table_is_picked_and_applies_by_key(self, project):
         run(project, "items", {"batch": 1})
         run(project, "items", {"batch": 2})
-        assert provider(project, "items") == "delta"
-        assert registry_rows(project, "items") == [("items", "delta")]
+        assert provider(project, "items") == PICKED
+        assert registry_rows(project, "items") == [("items", PICKED)]
         # the stale version of id 1 is ignored, id 2 updated, id 3 inserted
         assert table_rows(project, "items", "id, label") == [(1, "one"), (2, "TWO"), (3, "three")]
 
-    def test_scd2_history_is_delta_and_closes_versions(self, project):
+    def test_scd2_history_is_picked_and_closes_versions(self, project):
         run(project, "prices", {"batch": 1})
         run(project, "prices", {"batch": 2})
-        assert provider(project, "prices") == "delta"
+        assert provider(project, "prices") == PICKED
         history = table_rows(
             project, "prices", "sku, price, valid_to is null", "sku, valid_from, price"
         )
         assert history == [("a", 10, False), ("a", 11, True), ("b", 20, True)]
 
-    def test_topic_is_delta_and_its_consumer_reads_only_new_events(self, project):
+    def test_topic_is_stored_and_its_consumer_reads_only_new_events(self, project):
         schema = project.test_schema
         for batch in (1, 2, 3):
             run_dbt(
                 ["run", "--select", "cdc_orders", "deleted_orders", "--vars", f"{{batch: {batch}}}"]
             )
         _, _, backing = registration(schema)
-        assert provider(project, backing) == "delta"
+        assert provider(project, backing) == TOPIC_FORMAT
         deleted = rows(
             project,
             f"select event_offset, order_id from {schema}.deleted_orders order by 1, 2",

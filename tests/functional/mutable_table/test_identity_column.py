@@ -50,6 +50,7 @@ def items(project, rows):
 
 # connection_agnostic: numbering is planner SQL; test_identity_races.py races it over Thrift
 @pytest.mark.connection_agnostic
+@pytest.mark.iceberg_refused
 class TestIdentityColumn(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

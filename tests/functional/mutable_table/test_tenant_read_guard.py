@@ -178,6 +178,7 @@ class TestTenantReadGuard(MutableProjectBase):
         return {r.node.name: r for r in results.results}
 
     @pytest.mark.parametrize("name", PROBES)
+    @pytest.mark.iceberg_lane_skip
     def test_plain_reads_are_scoped(self, project, bound_results, name):
         result = bound_results[name]
         assert result.status == "success", result.message
@@ -190,14 +191,23 @@ class TestTenantReadGuard(MutableProjectBase):
         assert [r[0] for r in got] == seen  # acme's and the shared rows, never globex's
 
     @pytest.mark.parametrize("name", REFUSED)
-    def test_what_cannot_be_scoped_fails_and_writes_nothing(self, project, bound_results, name):
+    @pytest.mark.iceberg_lane_skip
+    def test_what_cannot_be_scoped_fails_and_writes_nothing(
+        self, project, bound_results, name, fmt
+    ):
         result = bound_results[name]
         assert result.status == "error", result.message
+        if fmt == "iceberg" and name == "leak_by_path":
+            # Spark itself refuses to read an Iceberg table's files by path
+            assert "direct query on files: iceberg" in result.message
+            assert not table_exists(project, name)
+            return
         assert GUARD in result.message
         read = UNNAMED_SCAN if name == "leak_by_path" else f"{project.test_schema}.prices"
         assert read in result.message
         assert not table_exists(project, name)
 
+    @pytest.mark.iceberg_lane_skip
     def test_unbound_runs_read_every_tenant(self, project, bound_results):
         run(project, " ".join(PROBES))  # the admin reads everything, as before
         got = rows(project, f"select count(*) from {project.test_schema}.leak_forged")
@@ -223,8 +233,8 @@ class TestTenantReadGuard(MutableProjectBase):
             assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
 
     def test_merge_source_is_scoped(self, project, fmt):
-        if fmt != "delta":
-            pytest.skip("MERGE INTO needs a Delta table (the delta lane runs this)")
+        if fmt not in ("delta", "iceberg"):
+            pytest.skip("MERGE INTO needs a Delta or Iceberg table (their lanes run this)")
         run(project, "sink")
         # bound to acme: its source is scoped, acme's and the shared sku are copied
         run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)])
@@ -233,12 +243,19 @@ class TestTenantReadGuard(MutableProjectBase):
         run_dbt(["run-operation", "leak_merge"])  # unbound: the admin copies every sku
         assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(3,)]
 
+    @pytest.mark.iceberg_lane_skip
     def test_delete_when_is_one_expression_without_subqueries(self, project):
         results = run(project, "delete_when_subquery", ACME, expect_pass=False)
         assert "contains a subquery" in results.results[0].message
         assert not table_exists(project, "delete_when_subquery")
 
-    def test_tests_operations_and_show_are_scoped(self, project):
+    @pytest.mark.iceberg_lane_skip
+    def test_tests_operations_and_show_are_scoped(self, project, fmt):
+        if fmt == "iceberg":
+            pytest.skip(
+                "re-creates a parquet audit table: Iceberg's SparkSessionCatalog drops a "
+                "non-Iceberg table's metastore entry but keeps its files (README)"
+            )
         results = run_dbt(
             ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)]
         )
@@ -269,6 +286,7 @@ class TestTopicEventsWhereIsOneExpression:
     def models(self):
         return {"events.sql": EVENTS, "escaping_where.sql": ESCAPING_WHERE}
 
+    @pytest.mark.iceberg_lane_skip
     def test_escaping_predicate_is_rejected(self, project):
         with pytest.raises(Exception, match="is not one SQL expression"):
             run_dbt(["run", "--vars", json.dumps(ACME)])

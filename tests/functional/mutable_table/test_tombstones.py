@@ -63,6 +63,7 @@ def current_version(project, fmt, table="items") -> int:
     return int(location(project, table).rsplit("/", 1)[-1][1:11])
 
 
+@pytest.mark.iceberg_refused
 class TestTombstones(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

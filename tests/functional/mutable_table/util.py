@@ -20,6 +20,13 @@ FILE_FORMATS = [
             reason="Delta Lake is not on this session (run `make delta-lane` where it loads)",
         ),
     ),
+    pytest.param(
+        "iceberg",
+        marks=pytest.mark.skipif(
+            test_file_format() != "iceberg",
+            reason="Iceberg is not on this session (run `make iceberg-lane` where it loads)",
+        ),
+    ),
 ]
 
 
@@ -103,6 +110,19 @@ class MutableProjectBase:
     @pytest.fixture(scope="class")
     def project_config_update(self, fmt):
         return {"models": {"+file_format": fmt}}
+
+
+def table_version(project, table: str, fmt: str):
+    """What a commit changes: the version directory (parquet/orc), the current snapshot
+    (iceberg), None on Delta (its history is read where a test needs it)."""
+    if fmt == "iceberg":
+        found = rows(
+            project,
+            f"select snapshot_id from {project.test_schema}.{table}.history "
+            "order by made_current_at desc limit 1",
+        )
+        return found[0][0] if found else None
+    return location(project, table) if fmt != "delta" else None
 
 
 def properties(project, table: str) -> dict:

@@ -5,6 +5,8 @@ import pytest
 from dbt.adapters.jammi.engine.jar_releases import (
     FETCHED_RELEASES,
     delta_release,
+    iceberg_package_for,
+    iceberg_packages_hint,
     iceberg_release,
     package_for,
     packages_hint,
@@ -76,3 +78,13 @@ def test_integration_projects_delta_profile_names_spark_35s_release():
     profiles = Path(__file__).parents[3] / "integration_project" / "profiles.yml"
     default = f"env_var('JAMMI_DELTA_PACKAGES', '{package_for('3.5.7')}')"
     assert default in profiles.read_text()
+
+
+def test_iceberg_coordinates_for_the_lane_and_the_hint():
+    assert (
+        iceberg_package_for("3.5.7") == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0"
+    )
+    assert iceberg_package_for("9.9.0") == iceberg_package_for("3.5.7")  # Spark's own error
+    assert "Spark 4.0: org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0" in (
+        iceberg_packages_hint()
+    )

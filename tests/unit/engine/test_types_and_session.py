@@ -240,3 +240,17 @@ def test_the_profiles_ansi_mode_is_kept(value):
         server_side_parameters={"spark.sql.ansi.enabled": value},
     )
     assert creds.server_side_parameters["spark.sql.ansi.enabled"] == str(value)
+
+
+def test_capabilities_see_iceberg_only_with_its_session_catalog():
+    extensions = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+    catalog = "org.apache.iceberg.spark.SparkSessionCatalog"
+    found = SessionCapabilities.from_extensions(extensions, catalog)
+    assert found.iceberg and not found.delta
+    # the extensions alone (Iceberg tables only in a named catalog) are not enough
+    assert not SessionCapabilities.from_extensions(extensions, "<undefined>").iceberg
+    assert not SessionCapabilities.from_extensions(None, catalog).iceberg
+    both = SessionCapabilities.from_extensions(
+        f"io.delta.sql.DeltaSparkSessionExtension,{extensions}", catalog
+    )
+    assert both.delta and both.iceberg

@@ -13,7 +13,7 @@ from dbt.adapters.jammi.mutable_table.commit.delta_merge import (
     change_counts,
     commit_merge,
     failed_batch_check,
-    is_delta_conflict,
+    is_commit_conflict,
     lost_create_message,
     merge_counts,
     merges_batch,
@@ -43,13 +43,33 @@ def raising(message):
     return run_sql, ran
 
 
-@pytest.mark.parametrize("message", [CONFLICT, THRIFT_CONFLICT, "MetadataChangedException: x"])
+ICEBERG_CONFLICT = (
+    "org.apache.iceberg.exceptions.ValidationException: Found conflicting files that can "
+    "contain records matching true: [/w/t/data/00000-1.parquet]"
+)
+ICEBERG_LOST_SWAP = (
+    "org.apache.iceberg.exceptions.CommitFailedException: Base metadata location "
+    "'/w/t/metadata/00001.metadata.json' is not same as the current table metadata location"
+)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [CONFLICT, THRIFT_CONFLICT, "MetadataChangedException: x", ICEBERG_CONFLICT, ICEBERG_LOST_SWAP],
+)
 def test_conflicts_are_recognized(message):
-    assert is_delta_conflict(message)
+    assert is_commit_conflict(message)
 
 
-def test_other_errors_are_not_conflicts():
-    assert not is_delta_conflict("[TABLE_OR_VIEW_NOT_FOUND] The table `s`.`t` cannot be found")
+@pytest.mark.parametrize(
+    "message",
+    [
+        "[TABLE_OR_VIEW_NOT_FOUND] The table `s`.`t` cannot be found",
+        "org.apache.iceberg.exceptions.ValidationException: Cannot find field 'x' in struct",
+    ],
+)
+def test_other_errors_are_not_conflicts(message):
+    assert not is_commit_conflict(message)
 
 
 def test_committed_merge_returns_its_counts():

@@ -313,6 +313,18 @@ def test_zorder_statement_for_delta_indexes():
     assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t") == ""
 
 
+def test_iceberg_indexes_set_the_write_order():
+    defn = definition(
+        PRICES,
+        primary_key=["sku"],
+        indexes=[{"name": "by_label", "columns": ["label", "price"]}],
+    )
+    assert render("get_zorder_sql", defn, "analytics.prices", "iceberg") == (
+        "alter table analytics.prices write ordered by `label`, `price`"
+    )
+    assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t", "iceberg") == ""
+
+
 @pytest.mark.parametrize("columns", [["sku"], ["sku", "label"]])
 def test_unique_index_check_groups_per_tenant(columns):
     defn = definition(PRICES, primary_key=["sku"])

@@ -230,6 +230,6 @@ def test_delta_history_rows_counts_and_invocation():
 
 
 def test_delta_history_times_from_values_and_text():
-    assert version_reads._millis("1970-01-01 00:00:01.5") == 1500
-    assert version_reads._millis("not a time") is None
-    assert version_reads._millis(None) is None
+    assert version_reads.commit_millis("1970-01-01 00:00:01.5") == 1500
+    assert version_reads.commit_millis("not a time") is None
+    assert version_reads.commit_millis(None) is None

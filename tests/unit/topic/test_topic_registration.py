@@ -13,6 +13,7 @@ from dbt.adapters.jammi.topic.registration import (
     apply_view,
     claim_registration,
     create_if_absent,
+    topic_storage_format,
     view_fingerprint,
 )
 from tests.unit.topic.test_topic_macros import MACROS, TOPIC, Adapter, flat, registry_macros
@@ -221,3 +222,12 @@ def test_view_sql_carries_its_fingerprint_and_creates_without_replace():
     expected = f"tblproperties ('jammi.view_fingerprint' = '{view_fingerprint(select)}')"
     assert expected in create and expected in replace
     assert create.endswith(f"as {select}")
+
+
+@pytest.mark.parametrize(
+    "resolved, stored",
+    [("delta", "delta"), ("iceberg", "parquet"), ("parquet", "parquet"), ("orc", "parquet")],
+)
+def test_topics_store_events_in_delta_or_parquet(resolved, stored):
+    # an Iceberg append never conflicts with another, so the offset claim stays parquet's
+    assert topic_storage_format(resolved) == stored

@@ -98,6 +98,13 @@ def package_for(spark_version: str) -> str:
     return (release or DELTA_RELEASES[0]).package
 
 
+def iceberg_package_for(spark_version: str) -> str:
+    """Iceberg's runtime coordinates for this Spark version (Spark 3.5's runtime when
+    Iceberg has none for it: loading then fails with Spark's own message)."""
+    release = iceberg_release(spark_version)
+    return (release or ICEBERG_RELEASES[0]).package
+
+
 def installed_pyspark_version() -> str:
     import pyspark
 
@@ -107,3 +114,8 @@ def installed_pyspark_version() -> str:
 def packages_hint() -> str:
     """Every known Delta pairing, for error messages that cannot know the server's Spark."""
     return "; ".join(f"Spark {r.spark_line}: {r.package}" for r in DELTA_RELEASES)
+
+
+def iceberg_packages_hint() -> str:
+    """Every known Iceberg runtime pairing, for error messages."""
+    return "; ".join(f"Spark {r.spark_line}: {r.package}" for r in ICEBERG_RELEASES)

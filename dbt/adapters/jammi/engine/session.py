@@ -130,15 +130,28 @@ def ensure_java() -> None:
 
 @dataclass(frozen=True)
 class SessionCapabilities:
-    """What the connected Spark session supports; probed once per connection."""
+    """What the connected Spark session supports; probed once per connection.
+
+    ``iceberg``: Iceberg's SQL extensions (MERGE INTO, time travel) are loaded *and* the
+    session catalog (``spark_catalog``) is Iceberg's SparkSessionCatalog, so a
+    ``create table ... using iceberg`` in a dbt schema makes an Iceberg table."""
 
     delta: bool
     extensions: str
+    iceberg: bool = False
 
     @classmethod
-    def from_extensions(cls, extensions: Optional[str]) -> SessionCapabilities:
+    def from_extensions(
+        cls, extensions: Optional[str], session_catalog: Optional[str] = None
+    ) -> SessionCapabilities:
         value = "" if extensions in (None, "<undefined>") else str(extensions)
-        return cls(delta="DeltaSparkSessionExtension" in value, extensions=value)
+        catalog = "" if session_catalog in (None, "<undefined>") else str(session_catalog)
+        return cls(
+            delta="DeltaSparkSessionExtension" in value,
+            extensions=value,
+            iceberg="IcebergSparkSessionExtensions" in value
+            and catalog.startswith("org.apache.iceberg.spark."),
+        )
 
 
 CAPABILITIES_ATTR = "_jammi_capabilities"

@@ -24,6 +24,7 @@ from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 
 # A shared relation's create racing another run's create of it: tries in all.
 CREATE_RACE_ATTEMPTS = 4
@@ -116,6 +117,14 @@ class MutableTableAdapterMixin(StatementsMixin):
         return mutable.definition_config(
             model.get("config") or {}, model.get("unrendered_config") or {}
         )
+
+    @available
+    def mutable_check_file_format_support(
+        self, definition: Mapping[str, Any], file_format: str, model_name: str
+    ) -> str:
+        """Refuse an option the resolved format cannot keep (iceberg_support.py)."""
+        check_file_format_support(definition, file_format, model_name)
+        return ""
 
     @available
     def mutable_requested_file_format(self, model: Mapping[str, Any]) -> str:
@@ -280,7 +289,7 @@ class MutableTableAdapterMixin(StatementsMixin):
                 message = str(exc)
                 if commit_claim.already_exists(message):
                     return
-                racing = merge_commit.is_delta_conflict(message)
+                racing = merge_commit.is_commit_conflict(message)
                 if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
                     raise
                 if attempt == CREATE_RACE_ATTEMPTS - 1:

@@ -34,7 +34,7 @@ from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.topic.staging import (
     check_claimable,
@@ -88,7 +88,7 @@ def next_offset(offsets: Iterable[Optional[int]]) -> int:
 
 def is_conflict(message: str, file_format: str) -> bool:
     if file_format == "delta":
-        return is_delta_conflict(message)
+        return is_commit_conflict(message)
     return any(marker in message for marker in _PARQUET_CONFLICT)
 
 

@@ -38,6 +38,21 @@ RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 VIEW_FINGERPRINT = "jammi.view_fingerprint"
 
+# The formats a topic's backing table is stored in, by the format the model resolves to.
+# Delta appends under its own conflict check (topic/publish.py); everything else --
+# Iceberg included -- is a parquet table whose offsets are claimed as metastore
+# partitions. An Iceberg append never conflicts with another append, so two concurrent
+# publishes could both take offset N; an Iceberg session's catalog (SparkSessionCatalog)
+# keeps Spark's own parquet tables beside its Iceberg tables.
+TOPIC_STORAGE_FORMATS = {"delta": "delta"}
+
+
+def topic_storage_format(file_format: str) -> str:
+    """The format a topic (or a changelog topic) whose model resolves to ``file_format``
+    stores its events in: delta on Delta, else parquet."""
+    return TOPIC_STORAGE_FORMATS.get(str(file_format).lower(), "parquet")
+
+
 _ALREADY_EXISTS = (
     "TABLE_OR_VIEW_ALREADY_EXISTS",
     "TableAlreadyExistsException",
@@ -194,6 +209,10 @@ class TopicRegistrationAdapterMixin(StatementsMixin):
         return claim_registration(
             self._run_sql, str(registry), name, staged_location, f"topic '{model_name}'"
         )
+
+    @available
+    def topic_storage_format(self, file_format: str) -> str:
+        return topic_storage_format(file_format)
 
     @available
     def topic_view_fingerprint(self, view_select_sql: str) -> str:

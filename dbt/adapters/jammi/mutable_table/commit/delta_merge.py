@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
-from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit.claim import already_exists
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
@@ -125,7 +125,7 @@ def commit_merge(
         if kind is not None:
             raise BatchRejected(kind) from exc
         # a Delta conflict, or a run that stored numbers above this MERGE's start first
-        if not (is_delta_conflict(message) or identity_moved(message)):
+        if not (is_commit_conflict(message) or identity_moved(message)):
             raise
         if last_attempt:
             first = next((line for line in message.splitlines() if "Concurrent" in line), "")
@@ -146,7 +146,7 @@ def lost_create_message(
     concurrent creates as a conflict on the new log's first commit, or finds the winner's
     files at the location before the winner's table is in the metastore (then
     ``table_listed`` tells a lost race from files a crashed first run left behind)."""
-    lost = already_exists(message) or is_delta_conflict(message)
+    lost = already_exists(message) or is_commit_conflict(message)
     if NON_EMPTY_LOCATION in message:
         try:
             lost = table_listed()

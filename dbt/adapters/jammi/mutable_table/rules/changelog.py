@@ -33,7 +33,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import require_bool
-from dbt.adapters.jammi.engine.delta_conflicts import is_delta_conflict
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.topic.definition import default_topic_name
 from dbt.adapters.jammi.topic.publish import claim_partition_sql
@@ -195,7 +195,7 @@ def publish_delta(
             run_sql(publish_sql)
             return
         except Exception as exc:  # noqa: BLE001
-            if not is_delta_conflict(str(exc)):
+            if not is_commit_conflict(str(exc)):
                 raise
             last_error = str(exc).splitlines()[0]
             logger.info(f"{subject}: changelog publish met a concurrent one; retrying")

@@ -28,6 +28,7 @@ from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.rules import identity
+from dbt.adapters.jammi.mutable_table.versions import iceberg_snapshots
 from dbt.adapters.jammi.mutable_table.versions import kept as versions
 from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
 
@@ -219,6 +220,11 @@ class VersionsAdapterMixin(StatementsMixin):
         return version_reads.delta_history_rows(rows, versions_kept)
 
     @available
+    def mutable_iceberg_history(self, relation: Any, versions_kept: int) -> list[dict[str, Any]]:
+        rows = self._run_sql(iceberg_snapshots.history_sql(str(relation)))
+        return iceberg_snapshots.history_rows(rows, versions_kept)
+
+    @available
     def mutable_require_kept_delta_version(
         self, history: Sequence[Mapping[str, Any]], version: int, subject: str
     ) -> None:
@@ -264,9 +270,11 @@ class VersionsAdapterMixin(StatementsMixin):
                 if millis is not None
                 else "?"
             )
+            counts = [row.get(name) for name in ("inserts", "updates", "deletes")]
+            inserts, updates, deletes = ("?" if n is None else n for n in counts)
             lines.append(
-                f"{row['version']} | {when} | {row.get('inserts')} | {row.get('updates')} | "
-                f"{row.get('deletes')} | {row.get('invocation_id') or '?'} | "
+                f"{row['version']} | {when} | {inserts} | {updates} | "
+                f"{deletes} | {row.get('invocation_id') or '?'} | "
                 f"{'yes' if row.get('current') else ''}"
             )
         return "\n".join(lines)

@@ -3,7 +3,8 @@ version: the SQL fragments and decisions behind ``mutable_table_as_of()``,
 ``mutable_table_history`` and ``rollback_mutable_table`` (docs/versions.md).
 
 parquet/orc read a kept version directory by its path; Delta reads its own history
-(``VERSION AS OF`` / ``TIMESTAMP AS OF``). In a tenant-bound run the read is scoped
+(``VERSION AS OF`` / ``TIMESTAMP AS OF``), Iceberg its snapshots (``VERSION AS OF
+<snapshot id>``; versions/iceberg_snapshots.py lists them). In a tenant-bound run the read is scoped
 exactly as ``tenant_scoped()`` scopes a table (``tenant_plan.scoped_relation_sql``), the
 one shape the tenant read guard accepts.
 """
@@ -94,7 +95,7 @@ def delta_history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> lis
         entries.append(
             {
                 "version": int(values["version"]),
-                "committed_ms": _millis(values.get("timestamp")),
+                "committed_ms": commit_millis(values.get("timestamp")),
                 **counts,
                 "invocation_id": metadata[len(INVOCATION_PREFIX) :]
                 if metadata.startswith(INVOCATION_PREFIX)
@@ -110,7 +111,8 @@ def delta_history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> lis
     return kept
 
 
-def _millis(value: Any) -> Optional[int]:
+def commit_millis(value: Any) -> Optional[int]:
+    """A commit time (a datetime, or Spark's rendering over thrift) in epoch milliseconds."""
     if value is None:
         return None
     if isinstance(value, str):  # over thrift: Spark's rendering, in the session time zone

@@ -30,8 +30,12 @@
 
 
 {#-- The kept versions, newest first: [{version, committed_ms, inserts, updates,
-     deletes, invocation_id, current, location}]. --#}
+     deletes, invocation_id, current, location}]; Iceberg's are its snapshots
+     (mutable_table/versions/iceberg_snapshots.py). --#}
 {% macro fetch_mutable_table_history(relation, state, versions_kept) -%}
+  {%- if state.file_format == 'iceberg' -%}
+    {{ return(adapter.mutable_iceberg_history(relation, versions_kept)) }}
+  {%- endif -%}
   {%- if adapter.uses_merge(state.file_format) -%}
     {{ return(adapter.mutable_delta_history(relation, versions_kept)) }}
   {%- endif -%}

@@ -41,6 +41,7 @@
     {%- set new_columns = reconciled.new_columns -%}
   {%- endif -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
+  {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
@@ -226,7 +227,7 @@
     {%- do adapter.mutable_tag_delta_commits() -%}
     {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-    {%- set zorder = get_zorder_sql(definition, target_relation) -%}
+    {%- set zorder = get_zorder_sql(definition, target_relation, file_format) -%}
     {%- if fail_at == 'zorder' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}
     {%- elif zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
   {%- else -%}

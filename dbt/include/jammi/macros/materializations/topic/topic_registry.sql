@@ -171,7 +171,8 @@
      drops its own (empty, never registered) backing table and adopts the winner's
      registration, so it publishes into the winner's table. A run killed before the
      claim leaves an unregistered empty table and a staged row no reader sees.
-     `file_format`: a changelog topic takes its table's (default: the model's config). --#}
+     `file_format`: a changelog topic takes its table's (default: the model's config);
+     stored as delta on Delta, else parquet (topic/registration.py topic_storage_format). --#}
 {% macro apply_topic_first_registration(relation, registry, definition, file_format=none) -%}
   {%- set owner = fetch_topic_name_owner(registry, definition.name) -%}
   {%- if owner is not none -%}
@@ -180,7 +181,7 @@
   {%- set candidate = {
       'topic_id': definition.topic_id, 'name': definition.name,
       'backing_table': definition.backing_table, 'columns': definition.columns,
-      'file_format': file_format or adapter.resolve_file_format(config.get('file_format'), model.name),
+      'file_format': adapter.topic_storage_format(file_format or adapter.resolve_file_format(config.get('file_format'), model.name)),
       'retention_offsets': definition.retention_offsets,
       'retention_ms': definition.retention_ms, 'relation_name': relation.identifier} -%}
   {%- set backing = topic_backing_relation(relation, candidate) -%}

@@ -1,0 +1,69 @@
+"""What a mutable_table refuses on Iceberg, decided before any SQL of the run writes.
+
+Iceberg goes through the MERGE applier like Delta (one ``MERGE INTO`` per run, a refused
+commit re-planned: engine/commit_conflicts.py), and its kept versions are its snapshots
+(mutable_table/versions/iceberg_snapshots.py). Three options lean on Delta machinery Iceberg
+has no SQL equivalent of, and are refused instead of working wrongly:
+
+- ``changelog: true``: Delta publishes from its change data feed (``table_changes``)
+  with offset = Delta version + 1; Iceberg snapshot ids are not consecutive, and its
+  changelog view is a procedure with no offset the topic could claim.
+- tombstones (a ``version_column`` with ``delete_when``, under history none and without
+  merge functions): a tombstone counts once the table's history holds the commit of the
+  run that wrote it, found by the invocation id in Delta's ``commitInfo.userMetadata``.
+  Iceberg takes snapshot summary properties only as DataFrame write options, not in SQL,
+  so a crashed run's tombstones could not be told from a committed one's.
+- ``identity_column``: its high-water mark rides the same commit metadata
+  (rules/identity.py).
+
+The check runs on the *resolved* format, so ``file_format: auto`` that picks Iceberg is
+refused exactly like an explicit ``file_format: iceberg``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.rules import tombstones
+
+ICEBERG = "iceberg"
+OTHER_FORMATS = "file_format delta, parquet or orc"
+
+
+def iceberg_refusal(definition: Mapping[str, Any]) -> Optional[tuple[str, str]]:
+    """(problem, fix) for the first option of ``definition`` Iceberg cannot keep, or None."""
+    if definition.get("changelog"):
+        return (
+            "changelog: true is set with file_format iceberg, whose snapshots carry no "
+            "change feed dbt-jammi can publish exactly once",
+            f"use {OTHER_FORMATS}, or turn changelog off",
+        )
+    if tombstones.retention_ms(definition) is not None:
+        return (
+            f"version_column '{definition.get('version_column')}' with delete_when keeps "
+            "tombstones (deletes stay deleted), which file_format iceberg cannot commit with "
+            "their delete (its SQL commits carry no run id)",
+            f"use {OTHER_FORMATS}, or drop delete_when (or the version_column)",
+        )
+    if definition.get("identity_column"):
+        return (
+            f"identity_column '{definition['identity_column']}' is set with file_format "
+            "iceberg, where the adapter keeps no high-water mark (a deleted key's number "
+            "could come back)",
+            f"use {OTHER_FORMATS}, or remove identity_column",
+        )
+    return None
+
+
+def check_file_format_support(
+    definition: Mapping[str, Any], file_format: str, model_name: str
+) -> None:
+    """Raise naming the model when the resolved ``file_format`` cannot keep an option."""
+    if file_format != ICEBERG:
+        return
+    refusal = iceberg_refusal(definition)
+    if refusal is not None:
+        problem, fix = refusal
+        raise JammiValidationError(f"mutable_table '{model_name}'", problem, fix)

@@ -1,0 +1,150 @@
+"""Run the Iceberg path of the feature tests with file_format iceberg.
+
+Iceberg's Spark runtime, fetched by `make jars` (scripts/fetch_jars.py, a prerequisite
+of this lane):
+- JAMMI_ICEBERG_JARS=/path/a.jar (or a directory holding the jar), an override: the
+  sessions load these files with spark.jars;
+- else Maven coordinates in the profile (spark.jars.packages), as README tells users:
+  JAMMI_ICEBERG_PACKAGES, default the runtime for the installed Spark line
+  (dbt/adapters/jammi/engine/jar_releases.py), which Spark's resolver finds in the local
+  Maven repository (~/.m2/repository) that `make jars` filled.
+The sessions use Iceberg's SparkSessionCatalog over the embedded Hive metastore
+(scripts/iceberg_probe.py ICEBERG_CONFS). When Iceberg cannot be loaded the lane is
+skipped with the reason -- or fails, with JAMMI_ICEBERG_REQUIRED=1 (a skipped lane never
+counts as passing in CI).
+
+Only the tests of the Iceberg path run here (TESTS): the classes parametrized over
+formats (`fmt`; their iceberg param only, tests/conftest.py), commit conflicts, kept
+versions, scd2, topics, `file_format: auto` and the refusals. Tests marked
+`iceberg_lane_skip` (the planner's own decisions, which the default lane already runs
+the same on every format) and `iceberg_refused` (tests/conftest.py) are deselected.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from fetch_jars import jars_dir  # scripts/ is this script's directory
+
+from dbt.adapters.jammi.engine.jar_releases import (
+    iceberg_package_for,
+    iceberg_release,
+    installed_pyspark_version,
+)
+
+PROBE = """
+import os, sys
+sys.path.insert(0, os.path.join(os.environ['REPO'], 'scripts'))
+from pyspark.sql import SparkSession
+from iceberg_probe import ICEBERG_CONFS
+state = os.environ['PROBE_DIR']
+b = (SparkSession.builder.master('local[1]')
+     .config('spark.sql.warehouse.dir', state + '/warehouse')
+     .config('spark.driver.extraJavaOptions', '-Dderby.system.home=' + state)
+     .config('spark.hadoop.javax.jdo.option.ConnectionURL',
+             'jdbc:derby:;databaseName=' + state + '/metastore_db;create=true'))
+for key, value in ICEBERG_CONFS.items():
+    b = b.config(key, value)
+jars = os.environ.get('JAMMI_ICEBERG_JARS')
+pkg = os.environ.get('JAMMI_ICEBERG_PACKAGES', '')
+b = b.config('spark.jars', jars) if jars else b.config('spark.jars.packages', pkg)
+s = b.enableHiveSupport().getOrCreate()
+s.sql('create table probe_iceberg (id int) using iceberg')
+s.sql('insert into probe_iceberg values (1)')
+assert s.sql('select count(*) from probe_iceberg').collect()[0][0] == 1
+"""
+
+REPO = Path(__file__).resolve().parent.parent
+
+# The Iceberg path: the MERGE applier's feature tests (their iceberg param; tests/conftest.py
+# deselects the other formats' params and the `iceberg_refused` tests), the commit
+# conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`
+# and the refusals. The rest of tests/functional/mutable_table is the planner's and the
+# rewrite applier's, the same on every format, and runs on the default and Delta lanes.
+MUTABLE = "tests/functional/mutable_table"
+TESTS = [
+    f"{MUTABLE}/test_mutable_upsert.py",
+    f"{MUTABLE}/test_mutable_schema_and_indexes.py",
+    f"{MUTABLE}/test_merge_functions.py",
+    f"{MUTABLE}/test_ttl.py",
+    f"{MUTABLE}/test_mutable_tenants.py",
+    f"{MUTABLE}/test_tenant_read_guard.py",
+    f"{MUTABLE}/test_versions.py",
+    f"{MUTABLE}/test_delta_merge_conflicts.py",
+    f"{MUTABLE}/test_file_format_auto.py",
+    f"{MUTABLE}/test_iceberg_refusals.py",
+    "tests/functional/scd2/test_scd2_history.py",
+    "tests/functional/topic/test_topic_publish.py",
+    "tests/functional/topic/test_topic_consumers.py",
+    "tests/functional/adapter/test_session.py",
+    "tests/functional/adapter/test_iceberg_table_model.py",
+]
+
+# Deselected: the Thrift-only tests and the planner-only tests of the files above that the
+# default and Delta lanes already run the same (`iceberg_lane_skip`).
+ONLY = "not thrift and not iceberg_lane_skip"
+
+
+def iceberg_problem() -> str | None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PROBE_DIR=os.path.join(tmp, "state"), REPO=str(REPO))
+        try:
+            run = subprocess.run(
+                [sys.executable, "-c", PROBE],
+                capture_output=True,
+                text=True,
+                timeout=240,
+                env=env,
+                cwd=tmp,
+            )
+        except subprocess.TimeoutExpired:
+            return "starting Spark with Iceberg timed out (jars not reachable?)"
+    if run.returncode != 0:
+        lines = [ln for ln in run.stderr.splitlines() if "rror" in ln or "Exception" in ln]
+        return (lines[0] if lines else run.stderr.strip()[-300:])[:300]
+    return None
+
+
+def local_jars(setting: str) -> str:
+    """The comma-separated jar list for spark.jars: JAMMI_ICEBERG_JARS's files, or the
+    jars of the directory it names."""
+    path = Path(setting)
+    return ",".join(str(j) for j in sorted(path.glob("*.jar"))) if path.is_dir() else setting
+
+
+def skipped(reason: str) -> int:
+    print(f"iceberg lane SKIPPED: {reason}")
+    return 1 if os.environ.get("JAMMI_ICEBERG_REQUIRED") == "1" else 0
+
+
+def main() -> int:
+    spark = installed_pyspark_version()
+    override = os.environ.get("JAMMI_ICEBERG_JARS")
+    release = iceberg_release(spark)
+    if release is None and not override:
+        return skipped(f"no Iceberg runtime is known for PySpark {spark}")
+    if override:
+        os.environ["JAMMI_ICEBERG_JARS"] = jars = local_jars(override)
+        source = f"jars {jars}"
+    else:
+        package = os.environ.get("JAMMI_ICEBERG_PACKAGES") or iceberg_package_for(spark)
+        os.environ["JAMMI_ICEBERG_PACKAGES"] = package
+        fetched = release is not None and jars_dir(release).is_dir()
+        source = f"Maven coordinates {package}, spark.jars.packages" + (
+            "" if fetched else " (not fetched: run `make jars`)"
+        )
+    problem = iceberg_problem()
+    if problem:
+        return skipped(f"Iceberg is not available on this machine ({problem})")
+    env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="iceberg")
+    tests = [*TESTS, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", ONLY]
+    print(f"iceberg lane: the feature tests with file_format=iceberg (PySpark {spark}, {source})")
+    return subprocess.call([sys.executable, "-m", "pytest", *tests], env=env, cwd=REPO)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

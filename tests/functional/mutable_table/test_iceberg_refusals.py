@@ -1,0 +1,77 @@
+"""What file_format iceberg refuses (mutable_table/iceberg_support.py): changelog,
+tombstones (a version rule with deletes) and identity_column, each before anything is
+written, with the model, the option and the fix named -- also when `file_format: auto`
+picks Iceberg. The Iceberg lane runs this; elsewhere it is skipped."""
+
+import pytest
+
+from tests.functional.mutable_table.util import file_format, run, session_views, table_exists
+
+pytestmark = pytest.mark.skipif(
+    file_format() != "iceberg", reason="needs Iceberg's session catalog (iceberg lane)"
+)
+
+LOGGED = """
+{{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
+select 1 as id, 'a' as label
+"""
+
+VERSIONED_DELETES = """
+{{ config(materialized='mutable_table', primary_key=['id'], version_column='v',
+          delete_when='gone') }}
+select 1 as id, 1 as v, false as gone
+"""
+
+NUMBERED = """
+{{ config(materialized='mutable_table', primary_key=['sku'], identity_column='item_no') }}
+select 'a' as sku
+"""
+
+# no file_format: auto, which picks iceberg on this lane's session (Delta is absent)
+AUTO_LOGGED = """
+{{ config(materialized='mutable_table', primary_key=['id'], changelog=true,
+          file_format='auto') }}
+select 1 as id
+"""
+
+VERSIONED = """
+{{ config(materialized='mutable_table', primary_key=['id'], version_column='v') }}
+select 1 as id, 1 as v
+"""
+
+
+class TestIcebergRefusals:
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": "iceberg"}}
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "logged.sql": LOGGED,
+            "versioned_deletes.sql": VERSIONED_DELETES,
+            "numbered.sql": NUMBERED,
+            "auto_logged.sql": AUTO_LOGGED,
+            "versioned.sql": VERSIONED,
+        }
+
+    @pytest.mark.parametrize(
+        "model, expected",
+        [
+            ("logged", "changelog: true is set with file_format iceberg"),
+            ("versioned_deletes", "version_column 'v' with delete_when keeps tombstones"),
+            ("numbered", "identity_column 'item_no' is set with file_format"),
+            ("auto_logged", "changelog: true is set with file_format iceberg"),
+        ],
+    )
+    def test_refused_before_anything_is_written(self, project, model, expected):
+        result = run(project, model, expect_pass=False)
+        message = result.results[0].message
+        assert f"mutable_table '{model}'" in message and expected in message
+        assert "Fix: use file_format delta, parquet or orc" in message
+        assert not table_exists(project, model)
+        assert f"{model}__jammi_batch" not in session_views(project)
+
+    def test_a_version_rule_without_deletes_runs(self, project):
+        run(project, "versioned")
+        assert table_exists(project, "versioned")
