@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: java-check jars iceberg-probe demo demo-delta test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ demo-delta: jars
 	@$(MAKE) --no-print-directory java-check
 	cd integration_project && $(if $(JAMMI_DELTA_JARS),JAMMI_DELTA_PACKAGES=) \
 	  ../$(BIN)/dbt build --profiles-dir . --project-dir . --target delta
+
+# The integration project on an embedded session with Iceberg's SparkSessionCatalog (its
+# profile's iceberg target: Maven coordinates from the local repository `make jars` filled).
+demo-iceberg: jars
+	@$(MAKE) --no-print-directory java-check
+	cd integration_project && ../$(BIN)/dbt build --profiles-dir . --project-dir . --target iceberg
 
 lint: $(STAMP)
 	$(BIN)/ruff check dbt tests bench scripts
@@ -208,5 +214,5 @@ iceberg-probe: jars $(if $(SPARK4_DELTA),$(SPARK4_DELTA_VENV)/.installed)
 
 clean:
 	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
-	  integration_project/.spark-spark4 integration_project/target integration_project/target-spark4 \
+	  integration_project/.spark-spark4 integration_project/.spark-iceberg integration_project/target integration_project/target-spark4 \
 	  integration_project/logs

@@ -77,6 +77,7 @@ TESTS = [
     f"{MUTABLE}/test_delta_merge_conflicts.py",
     f"{MUTABLE}/test_file_format_auto.py",
     f"{MUTABLE}/test_iceberg_refusals.py",
+    f"{MUTABLE}/test_run_results.py",
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",

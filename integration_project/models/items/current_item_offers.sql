@@ -1,6 +1,6 @@
 {#-- What is on offer now: only the open rows (valid_to is null) of the item dimension,
      joined with the catalog. A delisted item has no open row, so it drops out. --#}
-{{ config(materialized='table') }}
+{{ config(materialized='table', file_format=demo_table_format()) }}
 
 select
   c.item_id,

@@ -1,5 +1,5 @@
 {#-- An ordinary table the dimension joins with: item names and departments. --#}
-{{ config(materialized='table') }}
+{{ config(materialized='table', file_format=demo_table_format()) }}
 
 select * from values
   (501, 'trail shoe', 'footwear'),

@@ -1,5 +1,5 @@
 {#-- An ordinary table model the mutable tables join with. --#}
-{{ config(materialized='table') }}
+{{ config(materialized='table', file_format=demo_table_format()) }}
 
 select * from values
   ('fruit', 'Fresh fruit', 1),

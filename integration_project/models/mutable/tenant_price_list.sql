@@ -3,7 +3,7 @@
      to a tenant (--vars '{jammi_tenant: acme}') every read of a tenant-scoped table
      shows only that tenant's rows plus the shared ones: tenant_scoped() says so
      explicitly, and a plain ref() (products below) is scoped by the adapter. --#}
-{{ config(materialized='table') }}
+{{ config(materialized='table', file_format=demo_table_format()) }}
 
 with settings as (
   select tenant_id, setting, value from {{ tenant_scoped(ref('tenant_config')) }}

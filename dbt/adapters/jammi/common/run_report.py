@@ -6,7 +6,7 @@ are, so the counts a run knows travel as fields of one response type:
 
 - a mutable_table run: ``rows_affected`` (inserted + updated + deleted), the three
   counts, and ``table_version``, the table's version after the run (parquet/orc: the
-  version directory's number; Delta: the table version);
+  version directory's number; Delta: the table version; Iceberg: the snapshot id);
 - a topic publish: ``rows_affected`` (the events published) and ``offset``;
 - a model that consumes topics: ``events_read`` and ``offsets_read`` (per topic, the
   range ``[after, upto]`` it read), beside whatever its own materialization reported.

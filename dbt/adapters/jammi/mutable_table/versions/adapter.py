@@ -225,6 +225,11 @@ class VersionsAdapterMixin(StatementsMixin):
         return iceberg_snapshots.history_rows(rows, versions_kept)
 
     @available
+    def mutable_iceberg_current_snapshot(self, relation: Any) -> Optional[int]:
+        rows = self._run_sql(iceberg_snapshots.current_snapshot_sql(str(relation)))
+        return int(rows[0][0]) if rows else None
+
+    @available
     def mutable_require_kept_delta_version(
         self, history: Sequence[Mapping[str, Any]], version: int, subject: str
     ) -> None:

@@ -35,6 +35,14 @@ def history_sql(relation: str) -> str:
     )
 
 
+def current_snapshot_sql(relation: str) -> str:
+    """The current snapshot's id: the version a run left the table at."""
+    return (
+        f"select snapshot_id from {relation}.history where is_current_ancestor "
+        "order by made_current_at desc, snapshot_id desc limit 1"
+    )
+
+
 def history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> list[dict[str, Any]]:
     """``history_sql`` rows as the newest ``versions_kept`` history entries, newest first
     (the shape of reads.delta_history_rows; counts and invocation id unknown)."""

@@ -194,10 +194,12 @@
 
 
 {#-- The table's version after the run, for its adapter_response: a rewrite format's
-     version directory (none read), Delta's table version. --#}
+     version directory (none read), Delta's table version, Iceberg's current snapshot. --#}
 {% macro fetch_mutable_run_version(target_relation, file_format, location) -%}
   {%- if file_format == 'delta' -%}
     {{ return(fetch_delta_table_version(target_relation)) }}
+  {%- elif file_format == 'iceberg' -%}
+    {{ return(adapter.mutable_iceberg_current_snapshot(target_relation)) }}
   {%- endif -%}
   {{ return(adapter.mutable_version_of(location) if location and not adapter.uses_merge(file_format) else none) }}
 {%- endmacro %}
