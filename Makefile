@@ -125,7 +125,7 @@ bench: jars
 # lint and unit first (a minute; they stop a broken change early), then every lane one
 # after another, each printed whole with its minutes in one summary (scripts/test_lanes.py,
 # which also says why not side by side). README, "Tests", says what each lane covers.
-LANES ?= spark4-check thrift-lane cluster-fault-lane thrift-delta-lane crash-lane functional delta-lane
+LANES ?= spark4-check thrift-lane cluster-fault-lane thrift-delta-lane thrift-iceberg-lane crash-lane functional delta-lane iceberg-lane
 test: lint unit jars
 	@$(BIN)/python scripts/test_lanes.py "$(LANES)"
 

@@ -34,7 +34,10 @@ from tests.process.harness import (
 
 pytestmark = THRIFT_ONLY
 
-FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")  # the lane's: parquet or delta
+FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")  # the lane's: parquet, delta, iceberg
+# Iceberg refuses changelog: true (mutable_table/iceberg_support.py): its races run without
+# one, and the changelog checks below apply to the other formats.
+CHANGELOG = FORMAT != "iceberg"
 
 # A Delta commit over thrift takes about twice as long: fewer rounds keep the Delta
 # thrift lane inside CI's time (each round still races two processes on one table).
@@ -51,7 +54,7 @@ CLAIM_LOST = "offset claim lost to a concurrent publish"  # logged by a publish 
 
 MUTABLE_SQL = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='FORMAT',
-          changelog=true) }}
+          changelog=CHANGELOG) }}
 select cast({{ var('first_id') }} + id as bigint) as id, '{{ var('writer') }}' as writer,
   cast({{ var('round') }} as int) as round
 from range({{ var('rows') }})
@@ -78,7 +81,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"race_{uuid.uuid4().hex[:8]}"
-    mutable_sql = MUTABLE_SQL.replace("FORMAT", FORMAT)
+    mutable_sql = MUTABLE_SQL.replace("FORMAT", FORMAT).replace("CHANGELOG", str(CHANGELOG).lower())
     topic_sql = TOPIC_SQL.replace("FORMAT", FORMAT)
     models = {"race_items.sql": mutable_sql}
     models.update({f"{name}.sql": mutable_sql for name in first_runs()})
@@ -154,6 +157,16 @@ def changelog_problems(sql: ThriftSql, schema: str, table: str, committed: dict)
     return problems
 
 
+# Known data loss, issue 34 (docs/mutable_table.md, Iceberg, "Concurrent runs"): on the
+# lanes' embedded Derby metastore Iceberg must commit without Hive's locks, and Spark
+# 3.5's Hive 2.3 metastore does not make the unlocked metadata swap atomic, so two MERGEs
+# that commit together can both succeed and one lose its rows (seen: 2 of 6). The race
+# runs and prints its counts; it is expected to fail there until commits are serialized.
+@pytest.mark.xfail(
+    FORMAT == "iceberg",
+    reason="Iceberg without Hive locks on the embedded metastore: unlocked commits race",
+    strict=False,
+)
 def test_concurrent_upserts_of_different_keys(race) -> None:
     project, sql, schema = race
     table = f"{schema}.race_items"
@@ -193,11 +206,11 @@ def test_concurrent_upserts_of_different_keys(race) -> None:
             problems.append(f"round {round_no}: earlier commits gone: {missing - lost_earlier}")
         lost_earlier |= missing
     counts["earlier commits lost"] = len(lost_earlier)
-    changelog = changelog_problems(sql, schema, "race_items", committed)
+    changelog = changelog_problems(sql, schema, "race_items", committed) if CHANGELOG else []
     counts["changelog problems"] = len(changelog)
     problems += changelog
     summary(
-        f"mutable_table upserts with changelog ({FORMAT})",
+        f"mutable_table upserts {'with' if CHANGELOG else 'without'} changelog ({FORMAT})",
         UPSERT_ROUNDS,
         counts,
         (
