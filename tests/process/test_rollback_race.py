@@ -25,9 +25,9 @@ from tests.process.harness import (
 )
 from tests.process.test_thrift_races import (
     FORMAT,
-    MUTABLE_SQL,
     UPSERT_ROWS,
     dbt_run,
+    mutable_model_sql,
     summary,
     upsert_keys,
     writer_rows,
@@ -45,7 +45,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     schema = f"rollback_{uuid.uuid4().hex[:8]}"
     target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("rollback_project")
-    models = {"rollback_race.sql": MUTABLE_SQL.replace("FORMAT", FORMAT)}
+    models = {"rollback_race.sql": mutable_model_sql()}
     project = DbtProject(root=root, target=target, models=models).write()
     sql = ThriftSql(host, port)
     yield project, sql, schema

@@ -68,6 +68,12 @@ from range({events})
 """
 
 
+def mutable_model_sql() -> str:
+    """The racing mutable_table model on the lane's format (with its changelog where the
+    format takes one)."""
+    return MUTABLE_SQL.replace("FORMAT", FORMAT).replace("CHANGELOG", str(CHANGELOG).lower())
+
+
 def first_runs() -> list[str]:
     return [f"first_race_{i}" for i in range(1, FIRST_RUN_TRIALS + 1)]
 
@@ -81,7 +87,7 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"race_{uuid.uuid4().hex[:8]}"
-    mutable_sql = MUTABLE_SQL.replace("FORMAT", FORMAT).replace("CHANGELOG", str(CHANGELOG).lower())
+    mutable_sql = mutable_model_sql()
     topic_sql = TOPIC_SQL.replace("FORMAT", FORMAT)
     models = {"race_items.sql": mutable_sql}
     models.update({f"{name}.sql": mutable_sql for name in first_runs()})
