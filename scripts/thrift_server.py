@@ -37,12 +37,7 @@ from typing import Iterator, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402
-from spark_cluster import (  # noqa: E402
-    TEST_JVM_OPTIONS,
-    StandaloneCluster,
-    kill_group,
-    running_cluster,
-)
+from spark_cluster import StandaloneCluster, kill_group, running_cluster  # noqa: E402
 
 HOST = "127.0.0.1"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -106,7 +101,7 @@ def server_command(
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={metastore};create=true"
         ),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={state} {TEST_JVM_OPTIONS}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={state}",
         "spark.driver.host": HOST,
         "spark.hadoop.hive.server2.thrift.bind.host": HOST,
         "spark.hadoop.hive.server2.thrift.port": str(port),
