@@ -35,14 +35,6 @@ STARTUP_TIMEOUT_S = float(os.environ.get("JAMMI_CLUSTER_STARTUP_TIMEOUT", "180")
 WORKER_CORES = int(os.environ.get("JAMMI_CLUSTER_WORKER_CORES", "1"))
 WORKER_MEMORY = os.environ.get("JAMMI_CLUSTER_WORKER_MEMORY", "1500m")
 EXECUTOR_MEMORY = os.environ.get("JAMMI_CLUSTER_EXECUTOR_MEMORY", "1g")
-# The short-lived JVMs of the test lanes (embedded sessions of pytest and dbt processes)
-# run tiny tables for minutes: the client compiler only (C1; the optimizing C2 spends
-# more CPU than such runs get back) and the serial collector. Measured on 2 cores:
-# tests/functional/mutable_table/test_mutable_upsert.py's Spark JVM used 78 s of CPU
-# without them, 47 s with them. Results do not depend on either. Not for the Thrift
-# server and its executors: they serve a whole lane, and with C1 only the Thrift lane
-# took 12.5 minutes for fewer tests than its 13.1 before, its races 87 s instead of 68.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def free_port() -> int:
