@@ -44,6 +44,10 @@ class TestTenantBoundBuild(MutableProjectBase):
         return files_of(PROJECT / "tests")
 
     @pytest.fixture(scope="class")
+    def macros(self):
+        return files_of(PROJECT / "macros")
+
+    @pytest.fixture(scope="class")
     def builds(self, project):
         """Both bound builds, in order (run_dbt fails the fixture on any error)."""
         return {
