@@ -40,13 +40,13 @@ pytest_plugins = ["dbt.tests.fixtures.project"]
 
 _STATE_DIR = tempfile.mkdtemp(prefix="jammi-spark-")
 
-# The short-lived JVMs of the test lanes (embedded sessions of pytest and dbt processes)
-# run tiny tables for minutes: the client compiler only (C1; the optimizing C2 spends
-# more CPU than such runs get back) and the serial collector. Measured on 2 cores:
-# tests/functional/mutable_table/test_mutable_upsert.py's Spark JVM used 78 s of CPU
-# without them, 47 s with them. Results do not depend on either. Not for the Thrift
-# server and its executors: they serve a whole lane, and with C1 only the Thrift lane
-# took 12.5 minutes for fewer tests than its 13.1 before, its races 87 s instead of 68.
+# The short-lived JVMs of the process tests (each dbt process's embedded session, alive
+# for one run) run tiny tables: the client compiler only (C1; the optimizing C2 spends
+# more CPU than such runs get back) and the serial collector. Measured on 2 cores: one
+# functional module's Spark JVM used 78 s of CPU without them and 47 s with them. Not
+# for JVMs that serve a whole lane (a lane's pytest session, a Thrift server and its
+# executors): with C1 only, the Thrift lane's races took 87 s instead of 68, and the
+# functional lane 13.8 minutes against 10.2. Results do not depend on either.
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 DELTA_PARAMETERS = {
@@ -132,11 +132,7 @@ def jammi_profile_target() -> dict:
             "connect_retries": 3,
             "connect_timeout": 10,
         }
-    params = {
-        "spark.master": "local[2]",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
-    }
+    params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
     if lane_ansi():
         params[ANSI] = lane_ansi()
     params.update(session_parameters(test_file_format()))
