@@ -45,8 +45,9 @@ _STATE_DIR = tempfile.mkdtemp(prefix="jammi-spark-")
 # more CPU than such runs get back) and the serial collector. Measured on 2 cores: one
 # functional module's Spark JVM used 78 s of CPU without them and 47 s with them. Not
 # for JVMs that serve a whole lane (a lane's pytest session, a Thrift server and its
-# executors): with C1 only, the Thrift lane's races took 87 s instead of 68, and the
-# functional lane 13.8 minutes against 10.2. Results do not depend on either.
+# executors): with C1 only, the Thrift lane's races took 87 s instead of 68 (and the
+# functional lane 13.8 minutes against 10.2, though a benchmark ran beside it). Results
+# do not depend on either.
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 DELTA_PARAMETERS = {
