@@ -59,13 +59,8 @@ from harness import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
-from fetch_jars import jars_dir  # noqa: E402
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402
-
-from dbt.adapters.jammi.engine.jar_releases import (  # noqa: E402
-    iceberg_release,
-    installed_pyspark_version,
-)
+from thrift_server import server_format_jars  # noqa: E402
 
 OURS = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format=var('format'),
@@ -129,11 +124,7 @@ LAYOUTS = {
 def session_settings(file_format: str) -> dict[str, str]:
     """The embedded session's settings for ``file_format``: its jars and catalog."""
     if file_format == "iceberg":
-        jars = (
-            local_jars(os.environ.get("JAMMI_ICEBERG_JARS"))
-            if os.environ.get("JAMMI_ICEBERG_JARS")
-            else _iceberg_cache()
-        )
+        jars = server_format_jars("iceberg")  # JAMMI_ICEBERG_JARS, else .jars/
         if not jars:
             raise SystemExit("no Iceberg jars: set JAMMI_ICEBERG_JARS (or run `make jars`)")
         return {"spark.jars": jars, **ICEBERG_CONFS}
@@ -145,12 +136,6 @@ def session_settings(file_format: str) -> dict[str, str]:
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     }
-
-
-def _iceberg_cache() -> str:
-    release = iceberg_release(installed_pyspark_version())
-    folder = jars_dir(release) if release and release.jars_dir else None
-    return ",".join(str(j) for j in sorted(folder.glob("*.jar"))) if folder else ""
 
 
 def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> tuple:
