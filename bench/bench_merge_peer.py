@@ -59,7 +59,7 @@ from harness import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
-from iceberg_probe import ICEBERG_CONFS  # noqa: E402
+from iceberg_probe import ICEBERG_CONFS, SINGLE_WRITER_CONFS  # noqa: E402
 from thrift_server import server_format_jars  # noqa: E402
 
 OURS = """
@@ -127,7 +127,7 @@ def session_settings(file_format: str) -> dict[str, str]:
         jars = server_format_jars("iceberg")  # JAMMI_ICEBERG_JARS, else .jars/
         if not jars:
             raise SystemExit("no Iceberg jars: set JAMMI_ICEBERG_JARS (or run `make jars`)")
-        return {"spark.jars": jars, **ICEBERG_CONFS}
+        return {"spark.jars": jars, **ICEBERG_CONFS, **SINGLE_WRITER_CONFS}  # one writer
     jars = local_jars(os.environ.get("JAMMI_DELTA_JARS"))
     if not jars:
         raise SystemExit("no Delta jars: set JAMMI_DELTA_JARS (or run `make jars`)")

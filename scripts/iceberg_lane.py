@@ -40,14 +40,14 @@ PROBE = """
 import os, sys
 sys.path.insert(0, os.path.join(os.environ['REPO'], 'scripts'))
 from pyspark.sql import SparkSession
-from iceberg_probe import ICEBERG_CONFS
+from iceberg_probe import ICEBERG_CONFS, SINGLE_WRITER_CONFS
 state = os.environ['PROBE_DIR']
 b = (SparkSession.builder.master('local[1]')
      .config('spark.sql.warehouse.dir', state + '/warehouse')
      .config('spark.driver.extraJavaOptions', '-Dderby.system.home=' + state)
      .config('spark.hadoop.javax.jdo.option.ConnectionURL',
              'jdbc:derby:;databaseName=' + state + '/metastore_db;create=true'))
-for key, value in ICEBERG_CONFS.items():
+for key, value in {**ICEBERG_CONFS, **SINGLE_WRITER_CONFS}.items():
     b = b.config(key, value)
 jars = os.environ.get('JAMMI_ICEBERG_JARS')
 pkg = os.environ.get('JAMMI_ICEBERG_PACKAGES', '')

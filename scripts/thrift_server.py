@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
+from hive_lock_tables import ensure_lock_tables  # noqa: E402
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402
 from spark_cluster import StandaloneCluster, kill_group, running_cluster  # noqa: E402
 
@@ -183,6 +184,10 @@ class ThriftServer:
                 f"{self.info_path} exists: a server may already run from this state "
                 f"directory; stop it first (`thrift_server.py stop --state-dir {self.state_dir}`)"
             )
+        if self.table_format == "iceberg" and self.format_jars:
+            # Iceberg commits under Hive's table lock: its tables, before the server
+            # opens the Derby metastore (one JVM at a time).
+            ensure_lock_tables(self.state_dir, {"spark.jars": self.format_jars, **ICEBERG_CONFS})
         spark_home = pyspark_home()
         self.port = self.port or free_port()  # a restart keeps its port
         env = dict(os.environ, SPARK_HOME=str(spark_home))

@@ -34,6 +34,7 @@ from dbt.adapters.jammi.engine.jar_releases import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from hive_lock_tables import ensure_lock_tables  # noqa: E402  (scripts/)
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402  (scripts/: Iceberg's session settings)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
@@ -151,6 +152,15 @@ def jammi_profile_target() -> dict:
 @pytest.fixture(scope="class")
 def dbt_profile_target():
     return jammi_profile_target()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _iceberg_lock_tables():
+    """On the embedded Iceberg lane, Hive's lock tables in the process's Derby metastore
+    before its Spark session opens it: Iceberg's commits hold Hive's table lock, so
+    racing writers serialize (scripts/hive_lock_tables.py says why)."""
+    if test_file_format() == "iceberg" and test_method() == "session":
+        ensure_lock_tables(Path(_STATE_DIR), session_parameters("iceberg"))
 
 
 # Tests that read Spark through a SparkSession in the pytest process (or the local file

@@ -163,16 +163,6 @@ def changelog_problems(sql: ThriftSql, schema: str, table: str, committed: dict)
     return problems
 
 
-# Known data loss, issue 34 (docs/mutable_table.md, Iceberg, "Concurrent runs"): on the
-# lanes' embedded Derby metastore Iceberg must commit without Hive's locks, and Spark
-# 3.5's Hive 2.3 metastore does not make the unlocked metadata swap atomic, so two MERGEs
-# that commit together can both succeed and one lose its rows (seen: 2 of 6). The race
-# runs and prints its counts; it is expected to fail there until commits are serialized.
-@pytest.mark.xfail(
-    FORMAT == "iceberg",
-    reason="Iceberg without Hive locks on the embedded metastore: unlocked commits race",
-    strict=False,
-)
 def test_concurrent_upserts_of_different_keys(race) -> None:
     project, sql, schema = race
     table = f"{schema}.race_items"

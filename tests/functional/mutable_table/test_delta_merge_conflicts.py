@@ -45,14 +45,6 @@ class TestDeltaMergeConflictReplans:
     def models(self):
         return {"items.sql": ITEMS}
 
-    # Iceberg on the lanes' embedded metastore commits without Hive's locks, and its
-    # unlocked metadata swap is not atomic there: a racing commit can be lost (issue 34,
-    # docs/mutable_table.md, Iceberg). Expected to fail on Iceberg until that is fixed.
-    @pytest.mark.xfail(
-        test_file_format() == "iceberg",
-        reason="Iceberg without Hive locks on the embedded metastore: unlocked commits race",
-        strict=False,
-    )
     def test_concurrent_merge_is_replanned_and_nothing_is_lost(self, project, monkeypatch):
         table = f"{project.test_schema}.items"
         run(project, "items")
