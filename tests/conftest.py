@@ -339,7 +339,22 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# Seconds per test file (setup, call and teardown of its tests), printed at the end of
+# every run: where a lane's minutes go (README, "Tests").
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
 def pytest_terminal_summary(terminalreporter):
+    slowest = sorted(_FILE_SECONDS.items(), key=lambda item: -item[1])[:12]
+    if slowest and slowest[0][1] >= 1:
+        terminalreporter.write_line("slowest files (seconds):")
+        for path, seconds in slowest:
+            terminalreporter.write_line(f"  {seconds:7.1f}  {path}")
     expected = lane_ansi()
     if expected is None:
         return
