@@ -42,7 +42,9 @@ from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, 
 from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
+from dbt.adapters.jammi.mutable_table.table_properties import validate_tblproperties
 from dbt.adapters.jammi.mutable_table.versions.adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import validate_expire_snapshots
 from dbt.adapters.jammi.mutable_table.versions.kept import validate_versions_kept
 from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
@@ -77,6 +79,8 @@ class JammiConfig(SparkConfig):
     ttl_column: Optional[str] = None
     changelog: Optional[bool] = None
     versions_kept: Optional[int] = None
+    expire_snapshots: Optional[bool] = None
+    tblproperties: Optional[dict[str, Any]] = None
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
@@ -178,9 +182,14 @@ class JammiAdapter(
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         data = definition.to_dict()
-        # a run option, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
-        data["versions_kept"] = validate_versions_kept(
-            config.get("versions_kept"), f"mutable_table '{model_name}'"
+        # run options, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
+        subject = f"mutable_table '{model_name}'"
+        data["versions_kept"] = validate_versions_kept(config.get("versions_kept"), subject)
+        data["expire_snapshots"] = validate_expire_snapshots(
+            config.get("expire_snapshots"), subject
+        )
+        data["tblproperties"] = validate_tblproperties(
+            config.get("tblproperties"), subject, bool(data.get("changelog"))
         )
         return data
 

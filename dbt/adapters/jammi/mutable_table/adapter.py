@@ -21,6 +21,7 @@ from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import table_properties
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
@@ -157,6 +158,19 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
         return mutable.describe_properties(result_rows(describe_rows))
+
+    @available
+    def mutable_table_properties(self, describe_rows: Any) -> dict[str, str]:
+        """Every property of the table (not only ``jammi.*``), from its describe rows."""
+        return table_properties.describe_table_properties(result_rows(describe_rows))
+
+    @available
+    def mutable_changed_tblproperties(
+        self, definition: Mapping[str, Any], current: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The model's ``tblproperties`` the existing table does not hold yet
+        (mutable_table/table_properties.py)."""
+        return table_properties.changed_properties(definition.get("tblproperties") or {}, current)
 
     @available
     def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:

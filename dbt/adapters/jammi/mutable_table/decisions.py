@@ -39,6 +39,8 @@ RUN_ONLY_KEYS = (
     "changelog_topic",
     "checks_in_plan",
     "versions_kept",
+    "expire_snapshots",
+    "tblproperties",
     "tombstones_from",
     "tombstone_now_ms",
     "identity_from",

@@ -17,7 +17,9 @@ has no SQL equivalent of, and are refused instead of working wrongly:
   (rules/identity.py).
 
 The check runs on the *resolved* format, so ``file_format: auto`` that picks Iceberg is
-refused exactly like an explicit ``file_format: iceberg``.
+refused exactly like an explicit ``file_format: iceberg``. The other way round,
+``expire_snapshots`` (versions/iceberg_expiry.py) is Iceberg's own and refused on every
+other format.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import expiry_refusal
 
 ICEBERG = "iceberg"
 OTHER_FORMATS = "file_format delta, parquet or orc"
@@ -61,9 +64,11 @@ def check_file_format_support(
     definition: Mapping[str, Any], file_format: str, model_name: str
 ) -> None:
     """Raise naming the model when the resolved ``file_format`` cannot keep an option."""
-    if file_format != ICEBERG:
-        return
-    refusal = iceberg_refusal(definition)
+    refusal = (
+        iceberg_refusal(definition)
+        if file_format == ICEBERG
+        else expiry_refusal(definition, file_format)
+    )
     if refusal is not None:
         problem, fix = refusal
         raise JammiValidationError(f"mutable_table '{model_name}'", problem, fix)

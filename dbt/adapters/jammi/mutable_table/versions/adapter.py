@@ -28,7 +28,7 @@ from dbt.adapters.jammi.mutable_table import decisions as mutable
 from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
 from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.rules import identity
-from dbt.adapters.jammi.mutable_table.versions import iceberg_snapshots
+from dbt.adapters.jammi.mutable_table.versions import iceberg_expiry, iceberg_snapshots
 from dbt.adapters.jammi.mutable_table.versions import kept as versions
 from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
 
@@ -228,6 +228,35 @@ class VersionsAdapterMixin(StatementsMixin):
     def mutable_iceberg_current_snapshot(self, relation: Any) -> Optional[int]:
         rows = self._run_sql(iceberg_snapshots.current_snapshot_sql(str(relation)))
         return int(rows[0][0]) if rows else None
+
+    @available
+    def mutable_expire_snapshots_option(self, value: Any, model_name: str) -> bool:
+        return iceberg_expiry.validate_expire_snapshots(value, f"mutable_table '{model_name}'")
+
+    @available
+    def mutable_expire_iceberg_snapshots(
+        self, relation: Any, versions_kept: int, model_name: str
+    ) -> int:
+        """``expire_snapshots: true``: expire the snapshots beyond the newest
+        ``versions_kept`` (versions/iceberg_expiry.py); returns how many were expired
+        (0, and no procedure call, when the table holds no more than that)."""
+        count_sql = iceberg_expiry.snapshot_count_sql(str(relation))
+        before = int(self._run_sql(count_sql)[0][0])
+        if before <= versions_kept:
+            return 0
+        call = iceberg_expiry.expire_snapshots_sql(
+            str(relation.schema), str(relation.identifier), versions_kept, commit_claim.now_ms()
+        )
+        try:
+            self._run_sql(call)
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            raise iceberg_expiry.expiry_error(model_name, exc) from exc
+        expired = before - int(self._run_sql(count_sql)[0][0])
+        logger.info(
+            f"mutable_table '{model_name}': expired {expired} Iceberg snapshot(s) beyond "
+            f"versions_kept: {versions_kept}"
+        )
+        return expired
 
     @available
     def mutable_require_kept_delta_version(

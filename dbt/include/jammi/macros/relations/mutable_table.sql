@@ -76,9 +76,15 @@
 {%- endmacro %}
 
 
-{#-- `first`: the table is being created (a changelog starts at its first version). --#}
+{#-- `first`: the table is being created (a changelog starts at its first version; the
+     model's own tblproperties, mutable_table/table_properties.py, are set with it). --#}
 {% macro mutable_table_properties_clause(definition, file_format, version=none, first=false) -%}
   tblproperties (
+    {%- if first %}
+    {%- for key, value in (definition.get('tblproperties') or {}).items() %}
+    {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }},
+    {%- endfor %}
+    {%- endif %}
     {%- if first and definition.get('changelog') %}
     'jammi.changelog_since' = '{{ adapter.changelog_first_version_of_new_table(file_format) }}',
     {%- if file_format == 'delta' %}
@@ -121,6 +127,17 @@
     {%- endfor %}
     cast(tenant_id as string) as tenant_id
   from ({{ select_sql }}) as first_batch
+{%- endmacro %}
+
+
+{#-- The model's tblproperties an existing table does not hold yet, set before the run
+     writes (mutable_table/table_properties.py). --#}
+{% macro get_set_tblproperties_sql(target_relation, properties) -%}
+  alter table {{ target_relation }} set tblproperties (
+    {%- for key, value in properties.items() %}
+    {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }}{{ ',' if not loop.last }}
+    {%- endfor %}
+  )
 {%- endmacro %}
 
 
@@ -171,6 +188,7 @@
   {%- endif -%}
   {{ return({'properties': properties, 'file_format': file_format, 'location': location,
              'definition': definition, 'property_stale': property_stale,
+             'table_properties': adapter.mutable_table_properties(described),
              'columns': adapter.columns_from_describe(relation, described)}) }}
 {%- endmacro %}
 

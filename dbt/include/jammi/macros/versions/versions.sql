@@ -16,7 +16,8 @@
   {%- if relation is none -%}
     {%- do exceptions.raise_compiler_error(subject ~ ": the table of model '" ~ model_name ~ "' does not exist yet.\n  Fix: dbt run --select " ~ model_name) -%}
   {%- endif -%}
-  {{ return({'node': node, 'relation': relation, 'versions_kept': adapter.mutable_versions_kept(node.config.get('versions_kept'), model_name)}) }}
+  {{ return({'node': node, 'relation': relation, 'versions_kept': adapter.mutable_versions_kept(node.config.get('versions_kept'), model_name),
+             'expire_snapshots': adapter.mutable_expire_snapshots_option(node.config.get('expire_snapshots'), model_name)}) }}
 {%- endmacro %}
 
 
@@ -89,8 +90,9 @@
      and the kept version's) through the run's own rewrite path -- version claim,
      version log, changelog staging; Delta with one MERGE from VERSION AS OF (its
      conflict detection). A rollback that loses its commit to a concurrent run fails
-     with "re-run" (it never re-plans on its own). An admin action: refused in a
-     tenant-bound run. --#}
+     with "re-run" (it never re-plans on its own). Iceberg with expire_snapshots: the
+     snapshots beyond versions_kept are expired after it, as after a run. An admin
+     action: refused in a tenant-bound run. --#}
 {% macro rollback_mutable_table(model, to_version) -%}
   {%- set subject = "rollback_mutable_table '" ~ model ~ "'" -%}
   {%- if jammi_bound_tenant() is not none -%}
@@ -121,6 +123,9 @@
     {%- do apply_delta_rollback_tombstones(definition, relation, history, version) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do apply_changelog_publish(definition, relation, none) -%}
+    {%- endif -%}
+    {%- if file_format == 'iceberg' and found.expire_snapshots -%}
+      {%- do adapter.mutable_expire_iceberg_snapshots(relation, found.versions_kept, model) -%}
     {%- endif -%}
   {%- else -%}
     {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql, mutable_rollback_tombstones_sql(definition, file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version))) -%}

@@ -40,6 +40,8 @@
     {%- set file_format = state.file_format -%}
     {%- set new_columns = reconciled.new_columns -%}
   {%- endif -%}
+  {#-- the model's tblproperties the existing table does not hold yet (set below) --#}
+  {%- set new_properties = adapter.mutable_changed_tblproperties(definition, state.table_properties) if state is not none and not rebuild else {} -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
   {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
@@ -48,7 +50,7 @@
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
        checks it here, in a query of its own --#}
-  {%- set nothing_written_first = not rebuild and not new_columns and (
+  {%- set nothing_written_first = not rebuild and not new_columns and not new_properties and (
         not definition.get('changelog') if state is none
         else not changelog_preparation_writes(definition, state, changelog_topic)) -%}
   {%- set checks_in_merge = nothing_written_first and state is not none
@@ -61,13 +63,17 @@
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
   {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
 
-  {#-- a permitted rebuild starts from nothing; a schema change widens the table first --#}
+  {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
+       new tblproperties are set first (the run writes under them) --#}
   {%- if rebuild -%}
     {%- do drop_mutable_table(existing_relation, state) -%}
     {%- set state = none -%}
   {%- endif -%}
   {%- if new_columns -%}
     {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
+  {%- endif -%}
+  {%- if new_properties -%}
+    {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}
   {%- endif -%}
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
@@ -83,6 +89,10 @@
     {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
   {%- endif -%}
   {%- do drop_mutable_run_relations(run_relations) -%}
+  {%- if definition.get('expire_snapshots') -%}
+    {#-- Iceberg only (refused elsewhere): snapshots beyond versions_kept are expired --#}
+    {%- do adapter.mutable_expire_iceberg_snapshots(target_relation, definition.versions_kept, model.name) -%}
+  {%- endif -%}
   {%- set version = fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
   {%- do store_result('main', response=adapter.mutable_run_response(counts, version)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
