@@ -15,7 +15,8 @@ counts as passing in CI).
 
 Only the tests of the Iceberg path run here (TESTS): the classes parametrized over
 formats (`fmt`; their iceberg param only, tests/conftest.py), commit conflicts, kept
-versions, scd2, topics, `file_format: auto` and the refusals. Tests marked
+versions, scd2, topics, `file_format: auto`, the refusals, and merge-on-read tables with
+snapshot expiry. Tests marked
 `iceberg_lane_skip` (the planner's own decisions, which the default lane already runs
 the same on every format) and `iceberg_refused` (tests/conftest.py) are deselected.
 """
@@ -62,9 +63,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 # The Iceberg path: the MERGE applier's feature tests (their iceberg param; tests/conftest.py
 # deselects the other formats' params and the `iceberg_refused` tests), the commit
-# conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`
-# and the refusals. The rest of tests/functional/mutable_table is the planner's and the
-# rewrite applier's, the same on every format, and runs on the default and Delta lanes.
+# conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`,
+# the refusals, merge-on-read tables and snapshot expiry. The rest of
+# tests/functional/mutable_table is the planner's and the rewrite applier's, the same on
+# every format, and runs on the default and Delta lanes.
 MUTABLE = "tests/functional/mutable_table"
 TESTS = [
     f"{MUTABLE}/test_mutable_upsert.py",
@@ -77,6 +79,7 @@ TESTS = [
     f"{MUTABLE}/test_delta_merge_conflicts.py",
     f"{MUTABLE}/test_file_format_auto.py",
     f"{MUTABLE}/test_iceberg_refusals.py",
+    f"{MUTABLE}/test_iceberg_merge_on_read.py",
     f"{MUTABLE}/test_run_results.py",
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
