@@ -184,9 +184,9 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
-        "embedded_parquet_only: a whole-project build; the embedded parquet lane on Spark "
-        "3.5 runs it, the Delta, Thrift and Spark 4 lanes deselect it (their own tests "
-        "cover its SQL paths)",
+        "embedded_parquet_only: the embedded parquet lane on Spark 3.5 runs it, the Delta, "
+        "Iceberg, Thrift and Spark 4 lanes deselect it: a whole-project build (their own "
+        "tests cover its SQL paths), or SQL rendered offline (the same on every lane)",
     )
     config.addinivalue_line(
         "markers",

@@ -9,6 +9,9 @@ from tests.unit.mutable_table.test_mutable_render import statements_for_parsing
 STATEMENTS = statements_for_parsing()
 
 
+# Statements rendered offline, parsed by Spark's parser: the same on every lane, so only
+# the embedded parquet lane runs it (on Thrift it would start a JVM in pytest for it).
+@pytest.mark.embedded_parquet_only
 class TestMergeParses:
     @pytest.fixture(scope="class")
     def parser(self, project):
