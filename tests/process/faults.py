@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from dbt.adapters.jammi.mutable_table.decisions import describe_location, parse_version
+from dbt.adapters.jammi.mutable_table.table_properties import describe_location
+from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from tests.process.harness import DbtProject, DbtResult, ThriftSql, thrift_target
 from tests.process.log_points import POLL_S, LogFollower, statement_seconds
 

@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"topic"},
     {"mutable_table"},
     {"unit_testing"},
-    {"impl", "connections", "tail", "__init__"},
+    {"impl", "connections", "__init__"},
 ]
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 

@@ -35,16 +35,16 @@ from dbt.adapters.jammi.engine.session import (
     cached_capabilities,
     remember_capabilities,
 )
-from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import MERGE_FORMATS
-from dbt.adapters.jammi.mutable_table.decisions import describe_properties
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
-from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
-from dbt.adapters.jammi.mutable_table.versions.adapter import VersionsAdapterMixin
-from dbt.adapters.jammi.mutable_table.versions.kept import validate_versions_kept
-from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
+from dbt.adapters.jammi.mutable_table.table_properties import describe_properties
+from dbt.adapters.jammi.mutable_table.versions.kept_versions import validate_versions_kept
+from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
 from dbt.adapters.jammi.topic.publish import TopicAdapterMixin
@@ -178,7 +178,7 @@ class JammiAdapter(
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         data = definition.to_dict()
-        # a run option, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
+        # a run option, not part of the recorded definition (table_properties.RUN_ONLY_KEYS)
         data["versions_kept"] = validate_versions_kept(
             config.get("versions_kept"), f"mutable_table '{model_name}'"
         )

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 
 SCHEMA = {"id": "bigint", "sku": "string", "price": "bigint"}
 STORED_COLUMNS = [["id", "bigint"], ["sku", "string"], ["price", "bigint"], ["tenant_id", "string"]]

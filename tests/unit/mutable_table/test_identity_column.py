@@ -10,11 +10,12 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.engine.describe import delta_history_entry
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import commit_merge, merges_batch
-from dbt.adapters.jammi.mutable_table.decisions import RUN_ONLY_KEYS, reconcile_schema
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import commit_merge, merges_batch
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
 from dbt.adapters.jammi.mutable_table.rules import identity
+from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
+from dbt.adapters.jammi.mutable_table.table_properties import RUN_ONLY_KEYS
 from tests.unit.mutable_table.test_mutable_render import render
 
 ORDERS = {"order_id": "string", "amount": "bigint", "v": "bigint", "org": "string"}
@@ -214,7 +215,7 @@ def test_a_merge_stopped_by_the_identity_guard_re_plans():
     assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is None
 
 
-# --- the adapter's read of the mark (rules/adapter.py) ---------------------------------
+# --- the adapter's read of the mark (rules/rules_adapter.py) ---------------------------------
 
 
 class FakeStatements:
@@ -244,7 +245,7 @@ class FakeStatements:
 
 
 def adapter_with(statements):
-    from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
+    from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 
     adapter = object.__new__(MutableRulesAdapterMixin)
     adapter._run_sql = statements  # type: ignore[method-assign]

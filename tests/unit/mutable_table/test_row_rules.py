@@ -7,7 +7,7 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules.adapter import expire_definition
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import expire_definition
 from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
 from tests.unit.mutable_table.test_mutable_render import NOW_MS, render
 
@@ -215,7 +215,7 @@ def test_written_at_is_the_plan_clock_on_inserts_and_updates():
 
 
 def test_reconcile_keeps_or_refuses_the_written_at_column():
-    from dbt.adapters.jammi.mutable_table.decisions import reconcile_schema
+    from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
 
     batch = build(ttl_ms=60_000).to_dict()
     stored = [[c, t] for c, t in COUNTERS.items()]

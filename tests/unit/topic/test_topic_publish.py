@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic import publish
 from dbt.adapters.jammi.topic.publish import (
     ConsumedRange,
     ConsumerBounds,
@@ -26,7 +26,7 @@ HOUR_US = 3_600_000_000
 
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch):
-    monkeypatch.setattr(topic.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(publish.time, "sleep", lambda _s: None)
 
 
 class FakeMetastore:

@@ -15,8 +15,8 @@ from dbt.adapters.spark.relation import SparkRelation
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table.decisions import encode_definition
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.table_properties import encode_definition
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.unit_testing.fixtures import (
     EVENTS,

@@ -43,8 +43,8 @@ from dbt.adapters.base.meta import AdapterMeta
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN, sql_string_literal
-from dbt.adapters.jammi.mutable_table.decisions import stored_definition
 from dbt.adapters.jammi.mutable_table.rules.changelog import event_columns
+from dbt.adapters.jammi.mutable_table.table_properties import stored_definition
 from dbt.adapters.jammi.topic.publish import ENGINE_COLUMNS, EVENT_COLUMNS
 
 # dbt's NodeType.Unit: the resource type of the node a unit test compiles to.

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dbt.adapters.jammi.mutable_table.versions.reads import commit_millis
+from dbt.adapters.jammi.mutable_table.versions.version_reads import commit_millis
 
 
 def history_sql(relation: str) -> str:
