@@ -83,7 +83,7 @@ SERVER_FAULTS = (
     (ITEMS, FaultPoint("60% of the run", 0.6)),  # before the commit
     (ITEMS, FaultPoint("commit done", statement=COMMIT, completed=True)),  # after it
 )
-# How a run refuses a claim whose holder has ended but whose lease has not (commit_claim)
+# How a run refuses a claim whose holder has ended but whose lease has not (rewrite_commit)
 CLAIM_HELD = "is claimed by a run that has ended"
 
 ITEMS_SQL = """

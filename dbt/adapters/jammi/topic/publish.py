@@ -151,7 +151,7 @@ def claim_offset(
 
     ``staging_location`` is the staged directory (parquet) or stage table (delta);
     ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
-    staged more than 12 h ago is refused (``topic_staging.check_claimable``): cleanup
+    staged more than 12 h ago is refused (``staging.check_claimable``): cleanup
     may remove it, so it must never be committed."""
     last_error = ""
     for attempt in range(max_attempts):

@@ -15,7 +15,7 @@ refused because someone else got there first" live here:
   or its fingerprint (a table property) differs from what this run would create, so
   concurrent publishes do not all re-create it. One statement tells both (``show
   tblproperties`` of the fingerprint; "not found" when the view is missing), and
-  ``topic_metadata`` skips even that when dbt's listing already shows the fingerprint.
+  ``topic/metadata.py`` skips even that when dbt's listing already shows the fingerprint.
   A concurrent creation of the same view is not an error; a concurrent creation of a
   *different* view is reported clearly.
 - ``create_if_absent``: ``CREATE TABLE IF NOT EXISTS`` raced by another run can fail

@@ -1,5 +1,5 @@
 """The mutable_table commit paths the Jinja materialization calls (``adapter.mutable_*``):
-the rewrite formats' compare-and-swap commit (``commit_claim``), the Delta MERGE's commit
+the rewrite formats' compare-and-swap commit (``rewrite_commit``), the Delta MERGE's commit
 and its conflicts (``merge_commit``), statements that check the batch on their way in,
 and the sweep of what crashed runs left beside a table (``leftovers``).
 
@@ -131,7 +131,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         last_attempt: bool = True,
         staged_paths: Sequence[str] = (),
     ) -> bool:
-        """The compare-and-swap commit of a written version (``commit_claim``). True when
+        """The compare-and-swap commit of a written version (``rewrite_commit``). True when
         it committed. When it lost to a concurrent run, this run's version directory (and
         ``staged_paths``, what it staged for the version: its changelog events) is
         removed and, unless this was the last attempt, False is returned after a short

@@ -5,7 +5,7 @@ version: the SQL fragments and decisions behind ``mutable_table_as_of()``,
 parquet/orc read a kept version directory by its path; Delta reads its own history
 (``VERSION AS OF`` / ``TIMESTAMP AS OF``), Iceberg its snapshots (``VERSION AS OF
 <snapshot id>``; versions/iceberg_snapshots.py lists them). In a tenant-bound run the read is scoped
-exactly as ``tenant_scoped()`` scopes a table (``tenant_plan.scoped_relation_sql``), the
+exactly as ``tenant_scoped()`` scopes a table (``tenancy/plan.scoped_relation_sql``), the
 one shape the tenant read guard accepts.
 """
 

@@ -1,15 +1,10 @@
-"""Python-side decisions of the mutable_table materialization (no Spark)."""
+"""The model's output against the stored columns (mutable_table/schema_reconciliation.py),
+without Spark."""
 
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_table import (
-    run_config,
-    run_errors,
-    schema_reconciliation,
-    table_properties,
-    version_locations,
-)
+from dbt.adapters.jammi.mutable_table import schema_reconciliation
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
 
@@ -64,59 +59,6 @@ def test_incompatible_type_and_changed_key_fail():
             batch({"code": "string", "price": "bigint"}, primary_key=["code"]),
             STORED,
         )
-
-
-def test_full_refresh_is_opt_in():
-    assert run_config.full_refresh_allowed(True, True)
-    assert not run_config.full_refresh_allowed(True, None)
-    assert not run_config.full_refresh_allowed(False, True)
-
-
-def test_definition_config_drops_dbt_defaults():
-    config = {"on_schema_change": "ignore", "file_format": "parquet", "primary_key": ["id"]}
-    assert run_config.definition_config(config, {}) == {"primary_key": ["id"]}
-    assert run_config.definition_config(config, {"file_format": "parquet"})["file_format"] == (
-        "parquet"
-    )
-    assert run_config.requested_file_format({}, "parquet") == "auto"
-    assert run_config.requested_file_format({"file_format": "orc"}, "orc") == "orc"
-
-
-def test_version_directories():
-    assert version_locations.version_dir("file:/w/t", 1, "abc") == "file:/w/t/v0000000001_abc"
-    assert version_locations.next_location("file:/w/t/v0000000009_abc/", "def") == (
-        "file:/w/t/v0000000010_def"
-    )
-    with pytest.raises(run_errors.MutableRunError, match="not a mutable_table version"):
-        version_locations.next_location("file:/w/t", "x")
-    children = [
-        "file:/w/t/v0000000001_a",
-        "file:/w/t/v0000000002_b",
-        "file:/w/t/v0000000003_c",
-        "file:/w/t/v0000000003_d",
-        "file:/w/t/_other",
-    ]
-    current = "file:/w/t/v0000000002_b"
-    assert version_locations.stale_version_dirs(children, current, keep_newer=True) == [
-        "file:/w/t/v0000000001_a"
-    ]
-    assert version_locations.stale_version_dirs(children, current, keep_newer=False) == [
-        "file:/w/t/v0000000001_a",
-        "file:/w/t/v0000000003_c",
-        "file:/w/t/v0000000003_d",
-    ]
-
-
-def test_describe_location_and_batch_errors():
-    rows = [["# Detailed Table Information", ""], ["Location", "file:/w/t/v0000000001_a"]]
-    assert table_properties.describe_location(rows) == "file:/w/t/v0000000001_a"
-    with pytest.raises(run_errors.MutableRunError) as info:
-        run_errors.batch_error(
-            "prices", "duplicate_key", [["acme", "a", 2]], ["tenant_id", "sku", "n"]
-        )
-    message = str(info.value)
-    assert "mutable_table 'prices'" in message and "sku='a'" in message
-    assert "Fix:" in message
 
 
 @pytest.mark.parametrize(
