@@ -35,7 +35,8 @@ import uuid
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import claim_lease_ms, now_ms
+from dbt.adapters.jammi.common.clock import now_ms
+from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import claim_lease_ms
 from tests.process.fault_outcomes import (
     COMMIT,
     MutableTable,

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.mutable_table.commit import commit_adapter, rewrite_commit
 from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.ownership import Holder, this_holder
@@ -135,7 +136,7 @@ def test_a_run_planned_from_a_version_already_replaced_does_not_commit():
 def test_a_live_claim_of_another_run_is_a_clear_conflict():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = rewrite_commit.now_ms()
+    now = clock.now_ms()
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(now)}
     result = commit(store, "a")
     assert "another run is committing version 2" in result
@@ -183,7 +184,7 @@ def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
     store = FakeMetastore(V1)
     ended = Holder(this_holder("thrift").host, 2**22 + 12345, "thrift")  # no such pid
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = str(rewrite_commit.now_ms())
+    now = str(clock.now_ms())
     store.views[claim] = {"jammi.holder": ended.render(), "jammi.created_ms": now}
     adapter = CommittingAdapter(store, "thrift")
     table = SimpleNamespace(schema="analytics", identifier="stock")
@@ -198,7 +199,7 @@ def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
 def test_a_live_claim_still_asks_for_a_replan_before_the_last_attempt():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = str(rewrite_commit.now_ms())
+    now = str(clock.now_ms())
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": now}
     adapter = CommittingAdapter(store, "thrift")
     table = SimpleNamespace(schema="analytics", identifier="stock")
@@ -219,7 +220,7 @@ def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
     store.views[claim] = {
         "jammi.holder": crashed.render(),
-        "jammi.created_ms": str(rewrite_commit.now_ms()),
+        "jammi.created_ms": str(clock.now_ms()),
     }
     assert commit(store, "a") == "committed"
     assert any(claim_identifier("stock", 2, 1) in s for s in store.statements)
@@ -229,7 +230,7 @@ def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():
 def test_an_expired_claim_is_taken_over_but_a_fresh_one_is_not():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    old = rewrite_commit.now_ms() - rewrite_commit.CLAIM_LEASE_MS - 1
+    old = clock.now_ms() - rewrite_commit.CLAIM_LEASE_MS - 1
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(old)}
     assert commit(store, "a") == "committed"
 
@@ -247,7 +248,7 @@ def test_the_lease_is_an_operators_setting(monkeypatch):
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
     # 50 s old: within the default lease of 120 s, past a lease of 40 s
-    created = rewrite_commit.now_ms() - 50_000
+    created = clock.now_ms() - 50_000
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(created)}
     assert commit(store, "a").startswith("conflict: ")
     monkeypatch.setenv(rewrite_commit.LEASE_ENV, "40")

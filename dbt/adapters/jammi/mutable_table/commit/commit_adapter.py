@@ -16,6 +16,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import (
@@ -47,7 +48,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
     @available
     def mutable_holder_properties(self) -> dict[str, str]:
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
-        return ownership.holder_properties(self._holder(), rewrite_commit.now_ms())
+        return ownership.holder_properties(self._holder(), clock.now_ms())
 
     @available
     def mutable_commit_attempts(self) -> int:
@@ -204,7 +205,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         for name in leftovers.stale_claims(identifier, names, version):
             self._run_sql(f"drop view if exists {schema}.{name}")
             dropped.append(name)
-        now = rewrite_commit.now_ms()
+        now = clock.now_ms()
         for name in leftovers.foreign_staging(identifier, names, run_id):
             try:
                 rows = self._run_sql(f"show tblproperties {schema}.{name}")

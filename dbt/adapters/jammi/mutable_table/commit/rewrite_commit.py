@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import run_errors, table_properties, version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
@@ -49,10 +50,6 @@ _ALREADY_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "AlreadyExistsException", "al
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "not found")
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def already_exists(message: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
@@ -19,7 +20,6 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
     age_millis_sql,
-    now_ms,
     ttl_cutoff_ms,
 )
 

@@ -22,11 +22,12 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.mutable_table import version_locations
-from dbt.adapters.jammi.mutable_table.commit import ownership, rewrite_commit
+from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.rules import identity
 from dbt.adapters.jammi.mutable_table.versions import (
     iceberg_snapshots,
@@ -69,7 +70,7 @@ class VersionsAdapterMixin(StatementsMixin):
         return kept_versions.write_log_sql(
             location,
             parent,
-            rewrite_commit.now_ms(),
+            clock.now_ms(),
             counts or {},
             str(invocation_id or ""),
             kind,
@@ -125,7 +126,7 @@ class VersionsAdapterMixin(StatementsMixin):
         records = self._version_records(current_location)
         listed = storage.list_children(base) if self._fs_reachable() else None
         remove = kept_versions.plan_removal(
-            current_location, versions_kept, records, listed, committed_now, rewrite_commit.now_ms()
+            current_location, versions_kept, records, listed, committed_now, clock.now_ms()
         )
         if remove:
             self._remove_paths(target_relation, remove, run_id)
