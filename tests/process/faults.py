@@ -30,7 +30,7 @@ from tests.process.log_points import POLL_S, LogFollower, statement_seconds
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 from spark_cluster import StandaloneCluster  # noqa: E402
-from thrift_server import ThriftServer  # noqa: E402
+from spark_thrift_server import ThriftServer  # noqa: E402
 
 # The driver's log lines for work lost with an executor: a running task, a finished
 # map task whose shuffle output went with it.
