@@ -40,7 +40,9 @@ def test_unchanged_definition_passes():
     result = reconcile(defn(), defn())
     assert result["new_columns"] == [] and result["missing_columns"] == []
     # the order of the key columns does not change which rows a key identifies
-    reconcile(defn(primary_key=["id", "sku"]), defn(primary_key=["sku", "id"]))
+    reordered = reconcile(defn(primary_key=["id", "sku"]), defn(primary_key=["sku", "id"]))
+    assert reordered["definition"]["primary_key"] == ["sku", "id"]
+    assert reordered["new_columns"] == [] and reordered["missing_columns"] == []
 
 
 @pytest.mark.parametrize("new_key", [["sku"], ["id", "sku"]])
@@ -83,8 +85,22 @@ def test_file_format_change_fails(requested):
     )
 
 
-def test_auto_or_the_same_file_format_keeps_the_table():
-    reconcile(defn(), defn(), "parquet", "auto")
-    reconcile(defn(), defn(), "delta", "auto")
-    reconcile(defn(), defn(), "parquet", "parquet")
-    check_definition_change("prices", defn(), defn(), ["id", "sku", "price"], None, None)
+@pytest.mark.parametrize(
+    "stored_format, requested", [("parquet", "auto"), ("delta", "auto"), ("parquet", "parquet")]
+)
+def test_auto_or_the_same_file_format_keeps_the_table(stored_format, requested):
+    result = reconcile(defn(), defn(), stored_format, requested)
+    assert result["definition"]["columns"] == [
+        ["id", "bigint"],
+        ["sku", "string"],
+        ["price", "bigint"],
+    ]
+    assert result["definition"]["file_format"] == defn()["file_format"]
+    assert result["new_columns"] == [] and result["missing_columns"] == []
+
+
+def test_no_format_to_compare_is_no_change():
+    assert (
+        check_definition_change("prices", defn(), defn(), ["id", "sku", "price"], None, None)
+        is None
+    )
