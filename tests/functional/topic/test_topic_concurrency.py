@@ -20,18 +20,14 @@ from dbt.tests.util import run_dbt
 
 from dbt.adapters.jammi.topic import publish
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows, spark
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows, spark
 
 ROUNDS = 3
 ROWS_PER_BATCH = 50
 
 
 @pytest.mark.session_only
-class TestTopicConcurrentPublishers:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestTopicConcurrentPublishers(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"cdc_orders.sql": CDC_ORDERS_SQL}

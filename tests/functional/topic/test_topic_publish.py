@@ -10,15 +10,15 @@ from dbt.tests.util import run_dbt
 
 from dbt.adapters.jammi.topic import row_index
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, columns_of, registration, rows
+from tests.functional.topic.fixtures import (
+    CDC_ORDERS_SQL,
+    TopicProject,
+    columns_of,
+    registration,
+    rows,
+)
 
 TOPIC_ID = re.compile(r"^[0-9a-f]{8}_[0-9a-f]{4}_7[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}$")
-
-
-class TopicProject:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
 
 
 class TestTopicPublish(TopicProject):
