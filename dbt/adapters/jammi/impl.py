@@ -27,7 +27,7 @@ from dbt.adapters.jammi.common.validation import (
     validate_tenant_value,
 )
 from dbt.adapters.jammi.connections import JammiConnectionManager
-from dbt.adapters.jammi.engine.delta_replace import DeltaReplaceAdapterMixin
+from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.engine.jar_releases import iceberg_packages_hint, packages_hint
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.engine.session import (
@@ -38,19 +38,14 @@ from dbt.adapters.jammi.engine.session import (
 from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
-from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
-from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
 from dbt.adapters.jammi.mutable_table.table_properties import describe_properties
 from dbt.adapters.jammi.mutable_table.versions.kept_versions import validate_versions_kept
 from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
 from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
-from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
-from dbt.adapters.jammi.topic.publish import TopicAdapterMixin
-from dbt.adapters.jammi.topic.registration import TopicRegistrationAdapterMixin
-from dbt.adapters.jammi.topic.staging import TopicStagingAdapterMixin
-from dbt.adapters.jammi.unit_testing.fixtures import UnitTestAdapterMixin
+from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
@@ -95,12 +90,7 @@ class JammiAdapter(
     MutableCommitAdapterMixin,
     VersionsAdapterMixin,
     MutableRulesAdapterMixin,
-    ChangelogAdapterMixin,
-    Scd2AdapterMixin,
     TopicAdapterMixin,
-    TopicMetadataAdapterMixin,
-    TopicRegistrationAdapterMixin,
-    TopicStagingAdapterMixin,
     TenantGuardAdapterMixin,
     UnitTestAdapterMixin,
     DeltaReplaceAdapterMixin,

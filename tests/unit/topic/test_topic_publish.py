@@ -17,8 +17,8 @@ from dbt.adapters.jammi.topic.publish import (
     offsets_from_partitions,
     retention_plan,
     retention_sql,
-    stale_stage_tables,
 )
+from dbt.adapters.jammi.topic.staging import stale_stage_tables
 
 NOW = 1_800_000_000_000_000
 HOUR_US = 3_600_000_000

@@ -23,7 +23,6 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     RELATION,
     ROWS,
     FixtureReads,
-    UnitTestAdapterMixin,
     events_columns,
     fixture_columns,
     fixture_events_sql,
@@ -31,6 +30,7 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     is_unit_test,
     topic_rows_columns,
 )
+from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 UNIT_TEST = {
     "resource_type": "unit_test",

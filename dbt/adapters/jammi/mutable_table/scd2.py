@@ -12,9 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
-
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.columns import single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
@@ -203,14 +200,3 @@ def plan_scd2(
         delete_when=definition.get("delete_when"),
         hard_deletes=definition.get("hard_deletes") == "delete",
     )
-
-
-class Scd2AdapterMixin(metaclass=AdapterMeta):
-    """``adapter.scd2_*`` methods; mixed into JammiAdapter."""
-
-    @available
-    def scd2_plan(
-        self, definition: Mapping[str, Any], run_started_at: Optional[datetime.datetime] = None
-    ) -> dict[str, Any]:
-        """The scd2 change-set planner's inputs (see ``plan_scd2``)."""
-        return plan_scd2(definition, run_started_at).to_dict()

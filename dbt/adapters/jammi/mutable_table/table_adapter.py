@@ -9,6 +9,7 @@ delegates to the module that decides (``run_config``, ``schema_reconciliation``,
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
+from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
 CREATE_RACE_ATTEMPTS = 4
@@ -330,3 +332,12 @@ class MutableTableAdapterMixin(StatementsMixin):
         """The run's ``adapter_response`` (common/run_report.py): its counts and the
         table's version after it."""
         return run_report.mutable_run_response(counts, None if version is None else int(version))
+
+    # --- scd2 (mutable_table/scd2.py) ------------------------------------------------------
+
+    @available
+    def scd2_plan(
+        self, definition: Mapping[str, Any], run_started_at: Optional[datetime.datetime] = None
+    ) -> dict[str, Any]:
+        """The scd2 change-set planner's inputs (see ``plan_scd2``)."""
+        return plan_scd2(definition, run_started_at).to_dict()
