@@ -60,7 +60,7 @@ from harness import (
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
 from iceberg_probe import ICEBERG_CONFS, SINGLE_WRITER_CONFS  # noqa: E402
-from thrift_server import server_format_jars  # noqa: E402
+from spark_thrift_server import server_format_jars  # noqa: E402
 
 OURS = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format=var('format'),

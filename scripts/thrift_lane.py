@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from spark_cluster import StandaloneCluster
-from thrift_server import REPO_ROOT, ThriftServer, server_env
+from spark_thrift_server import REPO_ROOT, ThriftServer, server_env
 
 LANE_TEST_DIRS = [
     "tests/functional/thrift",

@@ -22,14 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from dbt.adapters.jammi.mutable_table.decisions import describe_location, parse_version
+from dbt.adapters.jammi.mutable_table.table_properties import describe_location
+from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from tests.process.harness import DbtProject, DbtResult, ThriftSql, thrift_target
 from tests.process.log_points import POLL_S, LogFollower, statement_seconds
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
 from spark_cluster import StandaloneCluster  # noqa: E402
-from thrift_server import ThriftServer  # noqa: E402
+from spark_thrift_server import ThriftServer  # noqa: E402
 
 # The driver's log lines for work lost with an executor: a running task, a finished
 # map task whose shuffle output went with it.

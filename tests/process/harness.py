@@ -14,9 +14,10 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import pytest
 import yaml
@@ -350,3 +351,20 @@ class ThriftSql:
 
     def table_exists(self, schema: str, table: str) -> bool:
         return any(r[1] == table for r in self.rows(f"show tables in {schema} like '{table}'"))
+
+
+@contextlib.contextmanager
+def thrift_project(
+    root: Path, schema_prefix: str, models: dict[str, str], user: str = "jammi_process_test"
+) -> Iterator[tuple[DbtProject, ThriftSql, str]]:
+    """A dbt project in ``root`` whose target is the lane's Thrift server
+    (JAMMI_THRIFT_HOST/PORT) and a schema of its own, ``<schema_prefix>_<8 hex>``;
+    yields (project, a reader on the server, the schema), whose schema is dropped after."""
+    host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
+    port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
+    schema = f"{schema_prefix}_{uuid.uuid4().hex[:8]}"
+    target = thrift_target(host, port, schema, user)
+    project = DbtProject(root=root, target=target, models=models).write()
+    sql = ThriftSql(host, port)
+    yield project, sql, schema
+    sql.execute(f"drop schema if exists {schema} cascade")

@@ -18,9 +18,10 @@ recovery run: other jobs share the machine's two cores): a worker dies at a frac
 the time one of the statements that run Spark jobs took, while an executor runs a task
 of it; the server dies at a fraction of the run, or at the commit itself, found in the
 run's own dbt.log (faults.py). A server killed with the claim on the next version held
-leaves that claim to its lease (mutable_table/commit/claim.py: a statement the dead run sent could
-still be pending on a server): the next run is refused with a message that says until
-when, and the run after the lease converges. Each scenario prints one summary line.
+leaves that claim to its lease (mutable_table/commit/rewrite_commit.py: a statement the
+dead run sent could still be pending on a server): the next run is refused with a message
+that says until when, and the run after the lease converges. Each scenario prints one
+summary line.
 
 Runs where `scripts/thrift_server.py faults` (or `lane`) started a cluster and set
 JAMMI_CLUSTER_STATE; skipped elsewhere.
@@ -34,7 +35,8 @@ import uuid
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit.claim import claim_lease_ms, now_ms
+from dbt.adapters.jammi.common.clock import now_ms
+from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import claim_lease_ms
 from tests.process.fault_outcomes import (
     COMMIT,
     MutableTable,
@@ -82,7 +84,7 @@ SERVER_FAULTS = (
     (ITEMS, FaultPoint("60% of the run", 0.6)),  # before the commit
     (ITEMS, FaultPoint("commit done", statement=COMMIT, completed=True)),  # after it
 )
-# How a run refuses a claim whose holder has ended but whose lease has not (commit_claim)
+# How a run refuses a claim whose holder has ended but whose lease has not (rewrite_commit)
 CLAIM_HELD = "is claimed by a run that has ended"
 
 ITEMS_SQL = """

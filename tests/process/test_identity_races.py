@@ -13,20 +13,17 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.process.harness import (
     THRIFT_ONLY,
-    DbtProject,
-    ThriftSql,
     first_line,
     is_clear_failure,
     report,
     run_together,
-    thrift_target,
+    thrift_project,
 )
 
 pytestmark = THRIFT_ONLY
@@ -52,16 +49,10 @@ union all select cast({{ var('delete_key') }} as bigint), 'delete', true
 
 @pytest.fixture(scope="module")
 def race(tmp_path_factory: pytest.TempPathFactory):
-    host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
-    port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
-    schema = f"identity_race_{uuid.uuid4().hex[:8]}"
     models = {"numbered.sql": NUMBERED_SQL.replace("FORMAT", FORMAT)}
-    target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("identity_race_project")
-    project = DbtProject(root=root, target=target, models=models).write()
-    sql = ThriftSql(host, port)
-    yield project, sql, schema
-    sql.execute(f"drop schema if exists {schema} cascade")
+    with thrift_project(root, "identity_race", models) as found:
+        yield found
 
 
 def dbt_run(writer: str, first_key: int, rows: int, delete_key=None) -> list[str]:

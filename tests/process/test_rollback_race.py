@@ -7,8 +7,6 @@ lost. Runs in the thrift lane (`make thrift-lane`); skipped elsewhere.
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -16,12 +14,11 @@ import pytest
 
 from tests.process.harness import (
     THRIFT_ONLY,
-    DbtProject,
     ThriftSql,
     first_line,
     is_clear_failure,
     run_together,
-    thrift_target,
+    thrift_project,
 )
 from tests.process.test_thrift_races import (
     FORMAT,
@@ -40,16 +37,10 @@ ROLLBACK_ROUNDS = 2
 
 @pytest.fixture(scope="module")
 def race(tmp_path_factory: pytest.TempPathFactory):
-    host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
-    port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
-    schema = f"rollback_{uuid.uuid4().hex[:8]}"
-    target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("rollback_project")
     models = {"rollback_race.sql": mutable_model_sql()}
-    project = DbtProject(root=root, target=target, models=models).write()
-    sql = ThriftSql(host, port)
-    yield project, sql, schema
-    sql.execute(f"drop schema if exists {schema} cascade")
+    with thrift_project(root, "rollback", models) as found:
+        yield found
 
 
 def current_location(sql: ThriftSql, table: str) -> str:

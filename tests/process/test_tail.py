@@ -13,12 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.process.harness import THRIFT_ONLY, DbtProject, ThriftSql, thrift_target
+from tests.process.harness import THRIFT_ONLY, DbtProject, thrift_project
 
 pytestmark = THRIFT_ONLY
 
@@ -35,15 +34,10 @@ from values (1, 'a'), (2, 'b'), (3, 'a'), (4, 'b') as t(id, kind)
 
 @pytest.fixture(scope="module")
 def tail_project(tmp_path_factory: pytest.TempPathFactory):
-    host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
-    port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
-    schema = f"tail_{uuid.uuid4().hex[:8]}"
-    target = thrift_target(host, port, schema, "jammi_tail_test")
     root: Path = tmp_path_factory.mktemp("tail_project")
     models = {"tail_events.sql": EVENTS_SQL.replace("FORMAT", FORMAT)}
-    project = DbtProject(root=root, target=target, models=models).write()
-    yield project
-    ThriftSql(host, port).execute(f"drop schema if exists {schema} cascade")
+    with thrift_project(root, "tail", models, user="jammi_tail_test") as (project, _, _):
+        yield project
 
 
 def publish(project: DbtProject, batch: int, tenant: str | None = None):

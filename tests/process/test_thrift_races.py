@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -22,14 +21,13 @@ import pytest
 
 from tests.process.harness import (
     THRIFT_ONLY,
-    DbtProject,
     DbtResult,
     ThriftSql,
     first_line,
     is_clear_failure,
     report,
     run_together,
-    thrift_target,
+    thrift_project,
 )
 
 pytestmark = THRIFT_ONLY
@@ -84,9 +82,6 @@ def first_topics() -> list[str]:
 
 @pytest.fixture(scope="module")
 def race(tmp_path_factory: pytest.TempPathFactory):
-    host = os.environ.get("JAMMI_THRIFT_HOST", "127.0.0.1")
-    port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
-    schema = f"race_{uuid.uuid4().hex[:8]}"
     mutable_sql = mutable_model_sql()
     topic_sql = TOPIC_SQL.replace("FORMAT", FORMAT)
     models = {"race_items.sql": mutable_sql}
@@ -95,12 +90,9 @@ def race(tmp_path_factory: pytest.TempPathFactory):
     models.update(
         {f"{n}.sql": topic_sql.format(name=n.replace("_", ".", 1), events=EVENTS) for n in topics}
     )
-    target = thrift_target(host, port, schema, "jammi_process_test")
     root: Path = tmp_path_factory.mktemp("race_project")
-    project = DbtProject(root=root, target=target, models=models).write()
-    sql = ThriftSql(host, port)
-    yield project, sql, schema
-    sql.execute(f"drop schema if exists {schema} cascade")
+    with thrift_project(root, "race", models) as found:
+        yield found
 
 
 def dbt_run(model: str, writer: str, round_no: int, first_id: int = 0, rows: int = 0) -> list:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, cast
+from typing import Any, ContextManager, Optional, cast
 
 from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.events.logging import AdapterLogger
@@ -16,7 +16,7 @@ from dbt.adapters.jammi.engine.session import (
     ensure_java,
     start_embedded_session,
 )
-from dbt.adapters.jammi.tenancy.connection_hook import scoped_statement
+from dbt.adapters.jammi.tenancy.bound_statement import scoped_statement
 from dbt.adapters.jammi.tenancy.guard import TenantGuard
 
 logger = AdapterLogger("Jammi")
@@ -47,6 +47,11 @@ class JammiConnectionManager(SparkConnectionManager):
         statement runs as it is, scoped by the adapter, or not at all."""
         sql = scoped_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
         return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
+
+    def trusted_statements(self) -> ContextManager[None]:
+        """Within it, this thread's statements are the adapter's own: the tenant read
+        guard runs them unchecked."""
+        return self.tenant_guard.trusted()
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

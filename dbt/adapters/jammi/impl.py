@@ -27,7 +27,7 @@ from dbt.adapters.jammi.common.validation import (
     validate_tenant_value,
 )
 from dbt.adapters.jammi.connections import JammiConnectionManager
-from dbt.adapters.jammi.engine.delta_replace import DeltaReplaceAdapterMixin
+from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.engine.jar_releases import iceberg_packages_hint, packages_hint
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.engine.session import (
@@ -35,24 +35,19 @@ from dbt.adapters.jammi.engine.session import (
     cached_capabilities,
     remember_capabilities,
 )
-from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import MERGE_FORMATS
-from dbt.adapters.jammi.mutable_table.decisions import describe_properties
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
-from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
-from dbt.adapters.jammi.mutable_table.rules.changelog import ChangelogAdapterMixin
-from dbt.adapters.jammi.mutable_table.scd2 import Scd2AdapterMixin
-from dbt.adapters.jammi.mutable_table.table_properties import validate_tblproperties
-from dbt.adapters.jammi.mutable_table.versions.adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.table_properties import describe_properties
+from dbt.adapters.jammi.mutable_table.tblproperties_config import validate_tblproperties
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import validate_expire_snapshots
-from dbt.adapters.jammi.mutable_table.versions.kept import validate_versions_kept
-from dbt.adapters.jammi.tenancy.adapter import TenantGuardAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.kept_versions import validate_versions_kept
+from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
-from dbt.adapters.jammi.topic.metadata import TopicMetadataAdapterMixin
-from dbt.adapters.jammi.topic.publish import TopicAdapterMixin
-from dbt.adapters.jammi.topic.registration import TopicRegistrationAdapterMixin
-from dbt.adapters.jammi.topic.staging import TopicStagingAdapterMixin
-from dbt.adapters.jammi.unit_testing.fixtures import UnitTestAdapterMixin
+from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
@@ -99,12 +94,7 @@ class JammiAdapter(
     MutableCommitAdapterMixin,
     VersionsAdapterMixin,
     MutableRulesAdapterMixin,
-    ChangelogAdapterMixin,
-    Scd2AdapterMixin,
     TopicAdapterMixin,
-    TopicMetadataAdapterMixin,
-    TopicRegistrationAdapterMixin,
-    TopicStagingAdapterMixin,
     TenantGuardAdapterMixin,
     UnitTestAdapterMixin,
     DeltaReplaceAdapterMixin,
@@ -182,7 +172,7 @@ class JammiAdapter(
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         data = definition.to_dict()
-        # run options, not part of the recorded definition (mutable.RUN_ONLY_KEYS)
+        # run options, not part of the recorded definition (table_properties.RUN_ONLY_KEYS)
         subject = f"mutable_table '{model_name}'"
         data["versions_kept"] = validate_versions_kept(config.get("versions_kept"), subject)
         data["expire_snapshots"] = validate_expire_snapshots(

@@ -4,7 +4,7 @@ lane): while a mutable_table run's MERGE is running, another session (its own
 merges other keys into the same table. The format refuses one of the two commits (Delta's
 conflict exceptions; Iceberg's serializable MERGE: conflicting files, or a lost metadata
 swap); when it is the run's, the run re-plans against the new snapshot and merges again
-(mutable_table/commit/delta_merge.py, engine/commit_conflicts.py). Nothing is lost: the
+(mutable_table/commit/merge_commit.py, engine/commit_conflicts.py). Nothing is lost: the
 run's batch and the other writer's rows are all in the table, and the run reports the
 conflicts it retried."""
 
@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
-from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit import merge_commit
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from tests.conftest import test_file_format
 from tests.functional.mutable_table.util import rows, run
 from tests.functional.topic.fixtures import spark

@@ -1,7 +1,7 @@
 """Iceberg merge-on-read tables and snapshot expiry (docs/mutable_table.md, Iceberg).
 
 Merge-on-read: a model asks for it with dbt-spark's `tblproperties` config
-(mutable_table/table_properties.py). The tests assert the rows of upserts, deletes,
+(mutable_table/tblproperties_config.py). The tests assert the rows of upserts, deletes,
 version rules, partial updates, scd2, history, as-of reads and rollback on such a table,
 and that Iceberg really wrote delete files (the snapshot summaries' `added-delete-files`)
 instead of rewriting data files -- so the test fails if the table were copy-on-write.

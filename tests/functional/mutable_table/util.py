@@ -8,7 +8,7 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import table_properties
 from tests.conftest import test_file_format
 
 FILE_FORMATS = [
@@ -138,7 +138,7 @@ def leftovers(project, table: str) -> list[str]:
 
 def stored_definition(project, table: str) -> dict | None:
     """The definition recorded in the table's properties (hex-encoded JSON)."""
-    return mutable.stored_definition(properties(project, table))
+    return table_properties.stored_definition(properties(project, table))
 
 
 def session_views(project) -> list[str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from pyspark.sql import SparkSession
+
+from tests.conftest import test_file_format
 
 # A CDC order stream: var('batch') picks which change batch this run publishes.
 CDC_ORDERS_SQL = """
@@ -32,6 +35,14 @@ select event_offset, event_row_idx, event_produced_at, order_id,
   {% endif %}
 from {{ topic_events(ref('cdc_orders'), where="op = 'd'") }}
 """
+
+
+class TopicProject:
+    """A topic test's dbt project: its models in the lane's file format."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": test_file_format()}}
 
 
 def spark() -> SparkSession:

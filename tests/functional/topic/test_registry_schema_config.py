@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import rows
+from tests.functional.topic.fixtures import TopicProject, rows
 
 MUTABLE_SQL = """
 {{ config(materialized='mutable_table', primary_key=['id'], registry_schema='x.y --') }}
@@ -20,11 +19,7 @@ select 1 as id, 'a' as v
 """
 
 
-class TestRegistrySchemaValidated:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestRegistrySchemaValidated(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"items.sql": MUTABLE_SQL, "cdc_bad.sql": TOPIC_SQL}

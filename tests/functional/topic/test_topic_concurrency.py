@@ -18,20 +18,16 @@ import threading
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi.topic import publish as topic_module
+from dbt.adapters.jammi.topic import publish
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows, spark
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows, spark
 
 ROUNDS = 3
 ROWS_PER_BATCH = 50
 
 
 @pytest.mark.session_only
-class TestTopicConcurrentPublishers:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestTopicConcurrentPublishers(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"cdc_orders.sql": CDC_ORDERS_SQL}
@@ -69,7 +65,7 @@ class TestTopicConcurrentPublishers:
                 try:
                     return [tuple(r) for r in session.sql(sql).collect()]
                 except Exception as exc:
-                    if topic_module.is_conflict(str(exc), fmt):
+                    if publish.is_conflict(str(exc), fmt):
                         conflicts.append(name)
                     raise
 
@@ -87,7 +83,7 @@ class TestTopicConcurrentPublishers:
                 staging = f"{backing}__stage_test_{round_no}_{name}"
                 session.sql(f"create table {staging} using parquet as {batch}")
             try:
-                claimed[(round_no, name)] = topic_module.claim_offset(
+                claimed[(round_no, name)] = publish.claim_offset(
                     run_sql, backing, staging, fmt, columns
                 )
             except BaseException as exc:  # surfaced by the assertion below

@@ -9,8 +9,7 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, DELETED_ORDERS_SQL, rows
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, DELETED_ORDERS_SQL, TopicProject, rows
 
 TOPIC_OFFSETS_YML = """
 version: 2
@@ -21,11 +20,7 @@ models:
 """
 
 
-class TestTopicConsumer:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestTopicConsumer(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {

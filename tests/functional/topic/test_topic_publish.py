@@ -8,17 +8,17 @@ import re
 import pytest
 from dbt.tests.util import run_dbt
 
-from dbt.adapters.jammi.topic import row_index as topic_row_index
+from dbt.adapters.jammi.topic import row_index
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, columns_of, registration, rows
+from tests.functional.topic.fixtures import (
+    CDC_ORDERS_SQL,
+    TopicProject,
+    columns_of,
+    registration,
+    rows,
+)
 
 TOPIC_ID = re.compile(r"^[0-9a-f]{8}_[0-9a-f]{4}_7[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}$")
-
-
-class TopicProject:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
 
 
 class TestTopicPublish(TopicProject):
@@ -178,8 +178,8 @@ class TestTopicRowIndexAcrossPartitions(TopicProject):
         schema = project.test_schema
         run_dbt(["run"])
         assert "COALESCE(1)" in staged_sql(project), "a small batch: one task"
-        monkeypatch.setattr(topic_row_index, "SMALL_BATCH_ROWS", 0)
-        monkeypatch.setattr(topic_row_index, "SMALL_BATCH_BYTES", 0)
+        monkeypatch.setattr(row_index, "SMALL_BATCH_ROWS", 0)
+        monkeypatch.setattr(row_index, "SMALL_BATCH_BYTES", 0)
         run_dbt(["run"])
         assert "__jammi_part" in staged_sql(project), "a large batch: numbered in parallel"
         try:

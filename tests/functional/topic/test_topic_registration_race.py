@@ -15,8 +15,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.jammi.impl import JammiAdapter
-from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows
 
 
 class _ModelConfig:
@@ -35,12 +34,6 @@ def topic_tables(schema: str) -> list[str]:
 
 def view_text(relation: str) -> str:
     return [r[1] for r in rows(f"DESCRIBE TABLE EXTENDED {relation}") if r[0] == "View Text"][0]
-
-
-class TopicProject:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
 
 
 class TestTopicFirstPublishRace(TopicProject):

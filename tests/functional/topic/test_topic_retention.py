@@ -7,13 +7,13 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, DELETED_ORDERS_SQL, registration, rows
-
-
-class TopicProject:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
+from tests.functional.topic.fixtures import (
+    CDC_ORDERS_SQL,
+    DELETED_ORDERS_SQL,
+    TopicProject,
+    registration,
+    rows,
+)
 
 
 # connection_agnostic: retention's plan is SQL; the tenant class below runs over Thrift

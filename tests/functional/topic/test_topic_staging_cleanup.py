@@ -12,7 +12,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from tests.conftest import test_file_format
-from tests.functional.topic.fixtures import CDC_ORDERS_SQL, registration, rows
+from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows
 
 DAY_S = 24 * 3600
 
@@ -35,11 +35,7 @@ def on_disk(path: str) -> bool:
     reason="parquet staging directories (on delta: TestTopicStageTableCleanupDelta)",
 )
 @pytest.mark.session_only
-class TestTopicStagingCleanup:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestTopicStagingCleanup(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"cdc_orders.sql": CDC_ORDERS_SQL}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from dbt.tests.util import run_dbt
 
-from tests.conftest import test_file_format
+from tests.functional.topic.fixtures import TopicProject
 
 TYPED_FEED = """
 {{ config(materialized='topic', topic_name='cdc.typed', type_set=var('type_set', 'spark')) }}
@@ -50,11 +50,7 @@ def column_types(project, table: str) -> dict[str, str]:
 
 # spark4_path: typed topic columns under ANSI
 @pytest.mark.spark4_path
-class TestTopicOfSparkTypes:
-    @pytest.fixture(scope="class")
-    def project_config_update(self):
-        return {"models": {"+file_format": test_file_format()}}
-
+class TestTopicOfSparkTypes(TopicProject):
     @pytest.fixture(scope="class")
     def models(self):
         return {"typed_feed.sql": TYPED_FEED, "event_log.sql": EVENT_LOG, "current.sql": CURRENT}

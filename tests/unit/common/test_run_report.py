@@ -8,7 +8,7 @@ from dbt.adapters.jammi.common.run_report import (
     mutable_run_response,
     publish_response,
 )
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import change_counts
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import change_counts
 
 
 def test_a_mutable_runs_counts_and_version_are_serialized():

@@ -20,6 +20,7 @@ from dbt.adapters.jammi.engine.delta_replace import (
     replace_mode,
     table_columns,
 )
+from dbt.adapters.jammi.engine.describe import query_columns
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
@@ -103,14 +104,12 @@ class DetailRow(dict):
 class Adapter:
     def __init__(self):
         self.delta_replace_mode = lambda *a: replace_mode(
-            delta_replace.query_columns(a[0].rows),
+            query_columns(a[0].rows),
             table_columns(a[1].rows),
             delta_replace.wanted_partition_columns(a[2]),
             partition_columns(a[3]),
         )
-        self.delta_replace_column_list = lambda rows: column_list_sql(
-            delta_replace.query_columns(rows.rows)
-        )
+        self.delta_replace_column_list = lambda rows: column_list_sql(query_columns(rows.rows))
 
 
 def render_rebuild(query_rows, table_rows, partitions, config):

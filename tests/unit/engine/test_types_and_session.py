@@ -11,7 +11,7 @@ from dbt.adapters.jammi.common.validation import (
     validate_tenant_value,
 )
 from dbt.adapters.jammi.credentials import SESSION_SQL_DEFAULTS, JammiCredentials
-from dbt.adapters.jammi.engine import session as session_module
+from dbt.adapters.jammi.engine import session
 from dbt.adapters.jammi.engine.bindings import JammiSessionConnectionWrapper
 from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,
@@ -90,7 +90,7 @@ class _FakeSession:
         self.conf = type("Conf", (), {"set": lambda _, k, v: self.set_calls.append((k, v))})()
 
 
-def _fake_pyspark(monkeypatch, session, active=None):
+def _fake_pyspark(monkeypatch, fake_session, active=None):
     import pyspark
     import pyspark.sql
 
@@ -105,7 +105,7 @@ def _fake_pyspark(monkeypatch, session, active=None):
             return self
 
         def getOrCreate(self):
-            return session
+            return fake_session
 
     monkeypatch.setattr(pyspark.SparkContext, "_active_spark_context", active)
     monkeypatch.setattr(pyspark.sql.SparkSession, "builder", Builder())
@@ -123,18 +123,18 @@ def _fake_pyspark(monkeypatch, session, active=None):
 def test_sql_defaults_are_set_once_on_a_new_local_session(
     monkeypatch, master, context_keys, expected
 ):
-    session = _FakeSession(master, context_keys)
-    builder = _fake_pyspark(monkeypatch, session)
+    fake_session = _FakeSession(master, context_keys)
+    builder = _fake_pyspark(monkeypatch, fake_session)
     start_embedded_session({"spark.master": master})
     assert builder.options == {"spark.master": master}
-    assert dict(session.set_calls) == dict(expected)
+    assert dict(fake_session.set_calls) == dict(expected)
 
 
 def test_a_running_session_is_left_alone(monkeypatch):
-    session = _FakeSession("local[2]", set())
-    _fake_pyspark(monkeypatch, session, active=object())
+    fake_session = _FakeSession("local[2]", set())
+    _fake_pyspark(monkeypatch, fake_session, active=object())
     start_embedded_session({})
-    assert session.set_calls == []
+    assert fake_session.set_calls == []
 
 
 def test_profile_settings_win_over_session_defaults(tmp_path):
@@ -186,12 +186,12 @@ def test_capabilities_from_extensions():
 
 
 def test_missing_java_is_one_clear_line(monkeypatch):
-    monkeypatch.setattr(session_module, "_java_binary", lambda: None)
-    session_module.java_problem.cache_clear()
+    monkeypatch.setattr(session, "_java_binary", lambda: None)
+    session.java_problem.cache_clear()
     try:
-        problem = session_module.java_problem()
+        problem = session.java_problem()
     finally:
-        session_module.java_problem.cache_clear()
+        session.java_problem.cache_clear()
     assert problem is not None and "\n" not in problem
     assert "Java 17" in problem and "openjdk-17" in problem
 
@@ -200,12 +200,12 @@ def test_old_java_is_reported(monkeypatch, tmp_path):
     fake = tmp_path / "java"
     fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(session_module, "_java_binary", lambda: str(fake))
-    session_module.java_problem.cache_clear()
+    monkeypatch.setattr(session, "_java_binary", lambda: str(fake))
+    session.java_problem.cache_clear()
     try:
-        problem = session_module.java_problem()
+        problem = session.java_problem()
     finally:
-        session_module.java_problem.cache_clear()
+        session.java_problem.cache_clear()
     assert problem is not None and "found Java 11" in problem
 
 

@@ -8,11 +8,11 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import map_spark_type, normalize_type
-from dbt.adapters.jammi.mutable_table.decisions import reconcile_schema
 from dbt.adapters.jammi.mutable_table.definition import (
     MutableTableDefinition,
 )
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
+from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from tests.unit.mutable_table.test_mutable_render import render
 

@@ -17,22 +17,13 @@ from dbt.adapters.jammi.mutable_table.definition import (
     validate_file_format,
 )
 from dbt.adapters.jammi.topic.definition import TopicDefinition, default_topic_name, new_topic_id
+from tests.unit.rejections import rejects
 
 SCHEMA = {"item_id": "string", "price_tier": "int", "availability": "boolean", "qty": "bigint"}
 
 
 def builder(schema=None, name="item_dimensions"):
     return MutableTableDefinitionBuilder(MutableTableId(name), schema or SCHEMA)
-
-
-def rejects(fn, *fragments):
-    with pytest.raises(JammiValidationError) as info:
-        fn()
-    message = str(info.value)
-    for fragment in fragments:
-        assert fragment in message, f"{fragment!r} not in {message!r}"
-    assert "Fix:" in message
-    return message
 
 
 # --- the builder, as in the spec -------------------------------------------------

@@ -10,12 +10,14 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.engine.describe import delta_history_entry
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import commit_merge, merges_batch
-from dbt.adapters.jammi.mutable_table.decisions import RUN_ONLY_KEYS, reconcile_schema
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import commit_merge, merges_batch
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
 from dbt.adapters.jammi.mutable_table.rules import identity
+from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
+from dbt.adapters.jammi.mutable_table.table_properties import RUN_ONLY_KEYS
 from tests.unit.mutable_table.test_mutable_render import render
+from tests.unit.rejections import rejects
 
 ORDERS = {"order_id": "string", "amount": "bigint", "v": "bigint", "org": "string"}
 
@@ -24,15 +26,6 @@ def build(schema=None, **config):
     config.setdefault("primary_key", ["order_id"])
     config.setdefault("identity_column", "order_no")
     return MutableTableDefinition.from_config("orders", schema or ORDERS, config)
-
-
-def rejects(fragments, schema=None, **config):
-    with pytest.raises(JammiValidationError) as info:
-        build(schema, **config)
-    message = str(info.value)
-    assert "mutable_table 'orders'" in message and "Fix:" in message
-    for fragment in fragments:
-        assert fragment in message, f"{fragment!r} not in {message!r}"
 
 
 # --- the definition ----------------------------------------------------------------
@@ -87,7 +80,7 @@ def test_unset_identity_leaves_the_recorded_definition_as_before():
     ],
 )
 def test_identity_column_rules(config, fragments):
-    rejects(fragments, **config)
+    rejects(lambda: build(**config), "mutable_table 'orders'", *fragments)
 
 
 def test_the_identity_column_cannot_be_added_or_removed_on_an_existing_table():
@@ -214,7 +207,7 @@ def test_a_merge_stopped_by_the_identity_guard_re_plans():
     assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is None
 
 
-# --- the adapter's read of the mark (rules/adapter.py) ---------------------------------
+# --- the adapter's read of the mark (rules/rules_adapter.py) ---------------------------------
 
 
 class FakeStatements:
@@ -244,7 +237,7 @@ class FakeStatements:
 
 
 def adapter_with(statements):
-    from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
+    from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 
     adapter = object.__new__(MutableRulesAdapterMixin)
     adapter._run_sql = statements  # type: ignore[method-assign]

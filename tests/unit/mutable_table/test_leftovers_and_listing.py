@@ -10,7 +10,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_table.commit import leftovers
-from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.ownership import (
     Holder,
     abandoned,

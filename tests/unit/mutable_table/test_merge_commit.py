@@ -1,4 +1,4 @@
-"""The MERGE applier's commit on Delta (mutable_table/commit/delta_merge.py):
+"""The MERGE applier's commit on Delta (mutable_table/commit/merge_commit.py):
 a conflict is a re-plan, the last refused attempt an error naming the model, anything
 else raised unchanged."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import (
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
     BatchRejected,
     MergeConflict,
     batch_check_marker,

@@ -15,10 +15,10 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table.commit.delta_merge import batch_check_marker
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog, identity
-from dbt.adapters.jammi.mutable_table.rules.adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
 NOW_MS = 1_800_000_000_000

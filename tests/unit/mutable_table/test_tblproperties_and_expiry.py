@@ -1,4 +1,4 @@
-"""The run options `tblproperties` (mutable_table/table_properties.py) and
+"""The run options `tblproperties` (mutable_table/tblproperties_config.py) and
 `expire_snapshots` (mutable_table/versions/iceberg_expiry.py): validated in Python before
 any SQL, never recorded in the definition, rendered into the create statement and the
 Iceberg procedure call."""
@@ -13,10 +13,10 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
-from dbt.adapters.jammi.mutable_table.decisions import MutableRunError
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
-from dbt.adapters.jammi.mutable_table.table_properties import (
+from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_table.tblproperties_config import (
     changed_properties,
     describe_table_properties,
     validate_tblproperties,

@@ -1,13 +1,12 @@
-"""Kept versions (mutable_table/versions/kept.py) and reads of the past
-(mutable_table/versions/reads.py), without Spark."""
+"""Kept versions (mutable_table/versions/kept_versions.py) and reads of the past
+(mutable_table/versions/version_reads.py), without Spark."""
 
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import run_errors
 from dbt.adapters.jammi.mutable_table.commit import ownership
-from dbt.adapters.jammi.mutable_table.versions import kept as versions
-from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
+from dbt.adapters.jammi.mutable_table.versions import kept_versions, version_reads
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 
 BASE = "file:/w/s.db/orders"
@@ -20,7 +19,7 @@ def loc(version: int, run: str = "r") -> str:
 
 
 def record(version, run="r", parent=None, written_ms=NOW, holder=REMOTE, kind="run"):
-    return versions.VersionRecord(
+    return kept_versions.VersionRecord(
         version=version,
         location=loc(version, run),
         parent=parent,
@@ -34,80 +33,84 @@ def record(version, run="r", parent=None, written_ms=NOW, holder=REMOTE, kind="r
     )
 
 
-def chain(n: int) -> list[versions.VersionRecord]:
+def chain(n: int) -> list[kept_versions.VersionRecord]:
     return [record(v, parent=loc(v - 1) if v > 1 else None) for v in range(1, n + 1)]
 
 
 @pytest.mark.parametrize("value", ["3", 2.5, True, [3]])
 def test_versions_kept_rejects_other_types(value):
     with pytest.raises(JammiValidationError) as info:
-        versions.validate_versions_kept(value, "mutable_table 'orders'")
+        kept_versions.validate_versions_kept(value, "mutable_table 'orders'")
     message = str(info.value)
     assert "orders" in message and "versions_kept" in message and "versions_kept: 3" in message
 
 
-@pytest.mark.parametrize("value", [0, -1, versions.MAX_VERSIONS_KEPT + 1])
+@pytest.mark.parametrize("value", [0, -1, kept_versions.MAX_VERSIONS_KEPT + 1])
 def test_versions_kept_range(value):
     with pytest.raises(JammiValidationError, match="between 1 and"):
-        versions.validate_versions_kept(value, "mutable_table 'orders'")
+        kept_versions.validate_versions_kept(value, "mutable_table 'orders'")
 
 
 def test_versions_kept_default_and_value():
-    assert versions.validate_versions_kept(None, "m") == versions.DEFAULT_VERSIONS_KEPT == 3
-    assert versions.validate_versions_kept(7, "m") == 7
+    assert (
+        kept_versions.validate_versions_kept(None, "m") == kept_versions.DEFAULT_VERSIONS_KEPT == 3
+    )
+    assert kept_versions.validate_versions_kept(7, "m") == 7
 
 
 def test_log_location_is_hidden_beside_the_versions():
-    assert versions.log_location(loc(4)) == f"{BASE}/_jammi_versions/v0000000004_r4"
-    assert versions.log_glob(BASE + "/") == f"{BASE}/_jammi_versions/v*"
+    assert kept_versions.log_location(loc(4)) == f"{BASE}/_jammi_versions/v0000000004_r4"
+    assert kept_versions.log_glob(BASE + "/") == f"{BASE}/_jammi_versions/v*"
 
 
 def test_write_log_sql_escapes_and_counts():
-    sql = versions.write_log_sql(
+    sql = kept_versions.write_log_sql(
         loc(2), loc(1), 5, {"insert": 1, "update": 2, "delete": 3}, "inv'x", "run", "h:1:s"
     )
     assert sql.startswith(f"insert overwrite directory '{BASE}/_jammi_versions/v0000000002_r2'")
     assert "'inv\\'x' as invocation_id" in sql
     assert "cast(2 as bigint) as updates" in sql and "cast(3 as bigint) as deletes" in sql
-    with pytest.raises(mutable.MutableRunError):
-        versions.write_log_sql(BASE + "/elsewhere", None, 5, {}, "i", "run", "h")
+    with pytest.raises(run_errors.MutableRunError):
+        kept_versions.write_log_sql(BASE + "/elsewhere", None, 5, {}, "i", "run", "h")
 
 
 def test_parse_log_rows_round_trip():
     row = [4, loc(4), loc(3), 7, 1, 2, 3, "inv", "rollback", "h:1:s"]
-    (parsed,) = versions.parse_log_rows([row, [None, "x", None, 0, 0, 0, 0, "", "", ""]])
+    (parsed,) = kept_versions.parse_log_rows([row, [None, "x", None, 0, 0, 0, 0, "", "", ""]])
     assert parsed.version == 4 and parsed.parent == loc(3) and parsed.kind == "rollback"
 
 
 def test_committed_chain_follows_parents_not_numbers():
     loser = record(3, run="loser", parent=loc(2))
     records = [*chain(4), loser]
-    assert versions.committed_chain(records, loc(4)) == [loc(4), loc(3), loc(2), loc(1)]
+    assert kept_versions.committed_chain(records, loc(4)) == [loc(4), loc(3), loc(2), loc(1)]
 
 
 def test_plan_removal_over_sql_keeps_the_newest_and_removes_older_with_their_logs():
     records = chain(5)
-    removed = versions.plan_removal(loc(5), 3, records, None, True, NOW)
+    removed = kept_versions.plan_removal(loc(5), 3, records, None, True, NOW)
     assert removed == [
         loc(1),
-        versions.log_location(loc(1)),
+        kept_versions.log_location(loc(1)),
         loc(2),
-        versions.log_location(loc(2)),
+        kept_versions.log_location(loc(2)),
     ]
 
 
 def test_plan_removal_over_sql_waits_for_remote_leftovers_to_age():
     fresh = record(6, run="crashed", parent=loc(5), written_ms=NOW - 1000)
-    old = record(6, run="ancient", parent=loc(5), written_ms=NOW - versions.LEFTOVER_MAX_AGE_MS - 1)
-    removed = versions.plan_removal(loc(5), 5, [*chain(5), fresh, old], None, True, NOW)
-    assert removed == [old.location, versions.log_location(old.location)]
+    old = record(
+        6, run="ancient", parent=loc(5), written_ms=NOW - kept_versions.LEFTOVER_MAX_AGE_MS - 1
+    )
+    removed = kept_versions.plan_removal(loc(5), 5, [*chain(5), fresh, old], None, True, NOW)
+    assert removed == [old.location, kept_versions.log_location(old.location)]
 
 
 def test_plan_removal_over_sql_removes_leftovers_of_dead_local_sessions():
     dead = ownership.Holder(ownership.this_holder("session").host, 2**22 + 12345, "session")
     crashed = record(6, run="dead", parent=loc(5), holder=dead.render())
-    removed = versions.plan_removal(loc(5), 5, [*chain(5), crashed], None, False, NOW)
-    assert removed == [crashed.location, versions.log_location(crashed.location)]
+    removed = kept_versions.plan_removal(loc(5), 5, [*chain(5), crashed], None, False, NOW)
+    assert removed == [crashed.location, kept_versions.log_location(crashed.location)]
 
 
 def test_plan_removal_with_a_listing_follows_the_commit_protocol():
@@ -121,36 +124,38 @@ def test_plan_removal_with_a_listing_follows_the_commit_protocol():
         BASE + "/_jammi_versions",
     ]
     # a committed run removes everything but the kept versions
-    assert versions.plan_removal(loc(3), 2, records, listed, True, NOW) == [
+    assert kept_versions.plan_removal(loc(3), 2, records, listed, True, NOW) == [
         loc(1),
-        versions.log_location(loc(1)),
+        kept_versions.log_location(loc(1)),
         loc(3, "loser"),
         loc(4, "inflight"),
     ]
     # a run that committed nothing keeps what may be a run in progress
-    assert loc(4, "inflight") not in versions.plan_removal(loc(3), 2, records, listed, False, NOW)
+    assert loc(4, "inflight") not in kept_versions.plan_removal(
+        loc(3), 2, records, listed, False, NOW
+    )
 
 
 def test_plan_removal_never_removes_kept_or_current():
     for kept in range(1, 6):
-        removed = versions.plan_removal(loc(5), kept, chain(5), None, True, NOW)
+        removed = kept_versions.plan_removal(loc(5), kept, chain(5), None, True, NOW)
         assert loc(5) not in removed
         assert len([p for p in removed if "_jammi_versions" not in p]) == 5 - kept
 
 
 def test_history_and_kept_location():
-    rows = versions.history_rows(chain(5), loc(5), 3)
+    rows = kept_versions.history_rows(chain(5), loc(5), 3)
     assert [r["version"] for r in rows] == [5, 4, 3]
     assert [r["current"] for r in rows] == [True, False, False]
     assert rows[1]["invocation_id"] == "inv4" and rows[1]["inserts"] == 4
-    assert versions.kept_location("orders", chain(5), loc(5), 3, 4) == loc(4)
-    with pytest.raises(mutable.MutableRunError, match="version 2 is not kept .*5, 4, 3"):
-        versions.kept_location("orders", chain(5), loc(5), 3, 2)
+    assert kept_versions.kept_location("orders", chain(5), loc(5), 3, 4) == loc(4)
+    with pytest.raises(run_errors.MutableRunError, match="version 2 is not kept .*5, 4, 3"):
+        kept_versions.kept_location("orders", chain(5), loc(5), 3, 2)
 
 
 def test_a_removed_version_is_not_kept_even_if_versions_kept_grows():
     records = chain(5)[2:]  # the log rows of 1 and 2 were removed with their versions
-    assert [r["version"] for r in versions.history_rows(records, loc(5), 10)] == [5, 4, 3]
+    assert [r["version"] for r in kept_versions.history_rows(records, loc(5), 10)] == [5, 4, 3]
 
 
 def test_as_of_is_scoped_exactly_like_tenant_scoped():
@@ -162,7 +167,7 @@ def test_as_of_is_scoped_exactly_like_tenant_scoped():
     assert "timestamp as of '2026-01-01'" in version_reads.delta_as_of_source(
         "t", None, "2026-01-01"
     )
-    with pytest.raises(mutable.MutableRunError):
+    with pytest.raises(run_errors.MutableRunError):
         version_reads.path_relation_sql("parquet", "/x`; drop")
 
 
@@ -170,13 +175,13 @@ def test_version_at_picks_the_version_current_at_a_time():
     history = [{"version": v, "committed_ms": v * 100} for v in (5, 4, 3)]
     assert version_reads.version_at(history, 450, "s") == 4
     assert version_reads.version_at(history, 10_000, "s") == 5
-    with pytest.raises(mutable.MutableRunError, match="no kept version was current"):
+    with pytest.raises(run_errors.MutableRunError, match="no kept version was current"):
         version_reads.version_at(history, 299, "s")
 
 
 @pytest.mark.parametrize("value", ["12", -1, True, 1.5])
 def test_require_version(value):
-    with pytest.raises(mutable.MutableRunError, match="whole number"):
+    with pytest.raises(run_errors.MutableRunError, match="whole number"):
         version_reads.require_version(value, "s")
 
 
@@ -225,7 +230,7 @@ def test_delta_history_rows_counts_and_invocation():
     assert history[1]["inserts"] == 1 and history[1]["deletes"] == 3
     assert history[1]["invocation_id"] == "b" and history[0]["current"]
     version_reads.require_kept_delta_version(history, 1, "s")
-    with pytest.raises(mutable.MutableRunError, match="version 0 is not kept"):
+    with pytest.raises(run_errors.MutableRunError, match="version 0 is not kept"):
         version_reads.require_kept_delta_version(history, 0, "s")
 
 

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbt.adapters.jammi.tenancy.connection_hook import statement_plan
 from dbt.adapters.jammi.tenancy.merge_operands import MergeOperandsError, merge_operands
 from dbt.adapters.jammi.tenancy.plan import unscoped_reads
+from dbt.adapters.jammi.tenancy.statement_plans import statement_plan
 
 MERGE_PRINT = """== Analyzed Logical Plan ==
 num_affected_rows: bigint, num_updated_rows: bigint, num_deleted_rows: bigint, num_inserted_rows: bigint

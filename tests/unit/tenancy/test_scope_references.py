@@ -1,5 +1,5 @@
 """Scoping a bound run's statement in its own text (scope_references) and the names an
-unscoped scan was reached by (tenant_plan.unscoped_scans); no Spark here."""
+unscoped scan was reached by (plan.unscoped_scans); no Spark here."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic import publish
 from dbt.adapters.jammi.topic.publish import (
     ConsumedRange,
     ConsumerBounds,
@@ -17,8 +17,8 @@ from dbt.adapters.jammi.topic.publish import (
     offsets_from_partitions,
     retention_plan,
     retention_sql,
-    stale_stage_tables,
 )
+from dbt.adapters.jammi.topic.staging import stale_stage_tables
 
 NOW = 1_800_000_000_000_000
 HOUR_US = 3_600_000_000
@@ -26,7 +26,7 @@ HOUR_US = 3_600_000_000
 
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch):
-    monkeypatch.setattr(topic.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(publish.time, "sleep", lambda _s: None)
 
 
 class FakeMetastore:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.topic import publish as topic
+from dbt.adapters.jammi.topic import publish
 from dbt.adapters.jammi.topic.publish import claim_offset
 from dbt.adapters.jammi.topic.staging import (
     CLAIM_MAX_AGE_S,
@@ -49,7 +49,7 @@ def test_claim_refuses_a_batch_staged_too_long_ago():
 
 
 def test_claim_offset_does_not_commit_an_abandoned_batch(monkeypatch):
-    monkeypatch.setattr(topic.time, "time", lambda: float(NOW))
+    monkeypatch.setattr(publish.time, "time", lambda: float(NOW))
     statements = []
 
     def run_sql(sql):

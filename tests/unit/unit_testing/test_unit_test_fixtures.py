@@ -15,15 +15,14 @@ from dbt.adapters.spark.relation import SparkRelation
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table.decisions import encode_definition
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.table_properties import encode_definition
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.unit_testing.fixtures import (
     EVENTS,
     RELATION,
     ROWS,
     FixtureReads,
-    UnitTestAdapterMixin,
     events_columns,
     fixture_columns,
     fixture_events_sql,
@@ -31,6 +30,7 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     is_unit_test,
     topic_rows_columns,
 )
+from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 UNIT_TEST = {
     "resource_type": "unit_test",

@@ -33,7 +33,7 @@ class JammiAdapterResponse(AdapterResponse):
 
 
 def mutable_run_response(counts: Mapping[str, Any], version: Optional[int]) -> JammiAdapterResponse:
-    """A mutable_table run's response from its counts (commit/delta_merge.change_counts)."""
+    """A mutable_table run's response from its counts (commit/merge_commit.change_counts)."""
     return JammiAdapterResponse(
         _message=str(counts["message"]),
         code="MUTABLE",

@@ -16,7 +16,7 @@ CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
 
 
 class StatementsMixin(metaclass=AdapterMeta):
-    """``_run_sql``, shared by the adapter's mixins."""
+    """``_run_sql`` and ``_execute_trusted``, shared by the adapter's mixins."""
 
     def _run_query_without_constraint_propagation(self, sql: str) -> Any:
         """``sql``'s result (an agate table), planned with Spark's constraint propagation
@@ -33,8 +33,14 @@ class StatementsMixin(metaclass=AdapterMeta):
         finally:
             execute(f"set {CONSTRAINT_PROPAGATION}={before}")
 
-    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
-        """Statements the adapter generates itself: trusted by the tenant read guard."""
-        with self.connections.tenant_guard.trusted():  # type: ignore[attr-defined]
+    def _execute_trusted(self, sql: str) -> Any:
+        """``sql``'s result (an agate table). For statements the adapter generates
+        itself: the tenant read guard trusts them (the connection manager's
+        ``trusted_statements``)."""
+        with self.connections.trusted_statements():  # type: ignore[attr-defined]
             _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-        return [tuple(row) for row in table.rows]
+        return table
+
+    def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
+        """Rows of a statement the adapter generates itself (``_execute_trusted``)."""
+        return [tuple(row) for row in self._execute_trusted(sql).rows]

@@ -41,15 +41,21 @@ class JammiSessionConnectionWrapper(SessionConnectionWrapper):
 
     @classmethod
     def _fix_binding(cls, value: Any) -> Union[str, float]:
-        if value is None:
-            return "NULL"
-        if isinstance(value, str):
-            return sql_string_literal(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        if isinstance(value, decimal.Decimal) and value.is_finite():
-            return format(value, "f")
-        return super()._fix_binding(value)
+        return render_binding(value)
+
+
+def render_binding(value: Any) -> Union[str, float]:
+    """One binding as the session handle puts it into the SQL: NULL, strings, integers
+    and decimals exactly (see above); any other value as dbt-spark renders it."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, str):
+        return sql_string_literal(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return format(value, "f")
+    return SessionConnectionWrapper._fix_binding(value)
 
 
 def with_exact_bindings(handle: Any) -> Any:

@@ -1,6 +1,6 @@
 """Whether an engine error is a table format refusing an optimistic commit (another writer
 committed first): Delta's conflict exceptions and Iceberg's. The commit paths that retry
-on it: a mutable table's MERGE (mutable_table/commit/delta_merge.py), a topic's offset
+on it: a mutable table's MERGE (mutable_table/commit/merge_commit.py), a topic's offset
 claim (topic/publish.py), a changelog's publish (mutable_table/rules/changelog.py)."""
 
 from __future__ import annotations

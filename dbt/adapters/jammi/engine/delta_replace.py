@@ -25,11 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from dbt.adapters.base import available
-
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier
-from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 
 OVERWRITE = "overwrite"
 REPLACE = "replace"
@@ -106,34 +102,3 @@ def table_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
 
 
 SPARK_VERSION_ATTR = "_jammi_spark_version"
-
-
-class DeltaReplaceAdapterMixin(StatementsMixin):
-    """``adapter.delta_replace_*``: how `jammi__create_table_as` rebuilds a delta table."""
-
-    @available
-    def delta_replace_as_select_unsupported(self) -> bool:
-        """Whether this Spark cannot run a Delta replace-as-select (probed once per
-        connection with ``select version()``)."""
-        handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
-        version = getattr(handle, SPARK_VERSION_ATTR, None)
-        if version is None:
-            rows = self._run_sql("select version()")
-            version = str(rows[0][0]) if rows else ""
-            setattr(handle, SPARK_VERSION_ATTR, version)
-        return replace_as_select_unsupported(version)
-
-    @available
-    def delta_replace_mode(
-        self, query_rows: Any, table_rows: Any, partition_by: Any, detail_partitions: Any
-    ) -> str:
-        return replace_mode(
-            query_columns(result_rows(query_rows)),
-            table_columns(result_rows(table_rows)),
-            wanted_partition_columns(partition_by),
-            partition_columns(detail_partitions),
-        )
-
-    @available
-    def delta_replace_column_list(self, query_rows: Any) -> str:
-        return column_list_sql(query_columns(result_rows(query_rows)))

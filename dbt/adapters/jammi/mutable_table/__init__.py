@@ -1,8 +1,10 @@
 """Mutable table: a keyed table changed in place by a change set.
 
-definition (+ indexes, definition_change, table_properties), rules/ (row rules: TTL,
-merge functions, changelog, registered in rules/registry.py), decisions (run-time
-choices), scd2 (history planner), commit/ (the commit paths: rewrite claim, Delta merge,
-ownership and leftovers), adapter (the mixins the materialization calls).
+definition (+ indexes, definition_change, column_types, tblproperties_config), rules/
+(row rules: TTL, merge functions, changelog, registered in rules/registry.py), what a run
+reads and records (run_config, schema_reconciliation, table_properties,
+version_locations, run_errors), scd2 (history planner), commit/ (the commit paths:
+rewrite commit, MERGE commit, ownership and leftovers), versions/ (kept versions, reads
+of the past, rollback), table_adapter (the mixin the materialization calls).
 Layer 4: may import topic/, tenancy/, engine/, common/, credentials.py.
 """

@@ -8,14 +8,11 @@ the quoted column lists and options that query is emitted from, so the Jinja onl
 from __future__ import annotations
 
 import datetime
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
-
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.columns import single_column
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import INTEGER_TYPES, is_time_or_integer
@@ -131,7 +128,7 @@ class Scd2Plan:
 def epoch_millis(moment: Optional[datetime.datetime]) -> int:
     """A run's time as bigint epoch milliseconds (naive datetimes are UTC)."""
     if moment is None:
-        return int(time.time() * 1000)
+        return now_ms()
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.timezone.utc)
     return int(moment.timestamp() * 1000)
@@ -203,14 +200,3 @@ def plan_scd2(
         delete_when=definition.get("delete_when"),
         hard_deletes=definition.get("hard_deletes") == "delete",
     )
-
-
-class Scd2AdapterMixin(metaclass=AdapterMeta):
-    """``adapter.scd2_*`` methods; mixed into JammiAdapter."""
-
-    @available
-    def scd2_plan(
-        self, definition: Mapping[str, Any], run_started_at: Optional[datetime.datetime] = None
-    ) -> dict[str, Any]:
-        """The scd2 change-set planner's inputs (see ``plan_scd2``)."""
-        return plan_scd2(definition, run_started_at).to_dict()

@@ -1,86 +1,90 @@
-"""Config ``tblproperties``: table properties a model asks for on its storage table.
-
-The same config as dbt-spark's (``tblproperties: {'write.merge.mode': 'merge-on-read'}``),
-validated here before any SQL runs. The materialization sets the properties in the
-statement that creates the table, and on a later run sets those whose value on the
-table differs (``ALTER TABLE ... SET TBLPROPERTIES``) before the run writes its batch,
-so that run already writes under them: e.g. Iceberg's merge-on-read
-(``write.merge.mode``, ``write.update.mode``, ``write.delete.mode``) or Delta's
-deletion vectors. A property removed from the config stays on the table (``ALTER TABLE
-... UNSET TBLPROPERTIES`` removes it); the table's other properties are never touched.
-
-Refused: keys under ``jammi.`` (the materialization's own record of the table), and
-``delta.enableChangeDataFeed`` with ``changelog: true`` (the changelog sets it).
-"""
+"""What a mutable table records about itself: its ``jammi.*`` table properties (the
+definition, hex-encoded, its version and kind), the keys a run adds to a definition
+without recording them, and the readers of ``DESCRIBE ... EXTENDED`` rows."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
-from dbt.adapters.jammi.common.errors import JammiValidationError
+# Table properties written on every storage table. Neither the keys nor the values may
+# match spark.redaction.regex (default "(?i)secret|password|token|access[.]?key"): Spark
+# shows a property whose key OR value matches as "*********(redacted)" in SHOW
+# TBLPROPERTIES. The definition JSON names the model's columns (a column `api_secret`
+# would match), so it is stored hex-encoded: hex digits cannot spell any of those words.
+PROP_DEFINITION = "jammi.definition"
+DEFINITION_ENCODING = "hex:"
+PROP_VERSION = "jammi.version"
+PROP_KIND = "jammi.kind"
 
-OPTION = "tblproperties"
-RESERVED_PREFIX = "jammi."
-CHANGE_FEED = "delta.enableChangeDataFeed"
-
-# One property of DESCRIBE TABLE EXTENDED's "Table Properties" row, ``[k1=v1,k2=v2]``:
-# a key up to its `=`, a value up to the next `,key=` or the closing `]`.
-_PROPERTY = re.compile(r"(?:^\[|,)\s?([^=,\[\]]+)=(.*?)(?=,\s?[^=,\[\]]+=|\]$)")
-
-
-def validate_tblproperties(value: Any, subject: str, changelog: bool = False) -> dict[str, str]:
-    """``tblproperties`` as {key: value} strings ({} when unset); raises naming the
-    model, the property and the fix."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise JammiValidationError(
-            subject,
-            f"'{OPTION}' must be a mapping of property names to values, got {value!r}",
-            "set e.g. tblproperties: {'write.merge.mode': 'merge-on-read'}",
-        )
-    properties: dict[str, str] = {}
-    for key, item in value.items():
-        name = str(key).strip()
-        if not name or any(ch in name for ch in "=,[]'\n"):
-            raise JammiValidationError(
-                subject,
-                f"'{OPTION}' has the property name {key!r}, which Spark cannot store",
-                "name each property with letters, digits, '.', '-' or '_'",
-            )
-        if name.lower().startswith(RESERVED_PREFIX):
-            raise JammiValidationError(
-                subject,
-                f"'{OPTION}' sets '{name}': properties under '{RESERVED_PREFIX}' are the "
-                "materialization's record of the table",
-                f"remove '{name}' from tblproperties",
-            )
-        if changelog and name == CHANGE_FEED:
-            raise JammiValidationError(
-                subject,
-                f"'{OPTION}' sets '{CHANGE_FEED}', which changelog: true sets itself",
-                f"remove '{CHANGE_FEED}' from tblproperties",
-            )
-        if item is None or isinstance(item, (Mapping, list, tuple)):
-            raise JammiValidationError(
-                subject,
-                f"'{OPTION}' gives '{name}' the value {item!r}; a property is one value",
-                f"set '{name}' to a string, number or true/false",
-            )
-        properties[name] = str(item).lower() if isinstance(item, bool) else str(item)
-    return properties
+# Keys the materialization adds to a definition for one run only (not recorded).
+RUN_ONLY_KEYS = (
+    "batch_columns",
+    "now_ms",
+    "changelog_topic",
+    "checks_in_plan",
+    "versions_kept",
+    "expire_snapshots",
+    "tblproperties",
+    "tombstones_from",
+    "tombstone_now_ms",
+    "identity_from",
+    "identity_guard",
+)
 
 
-def describe_table_properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
-    """Every property of the ``Table Properties`` row of DESCRIBE TABLE EXTENDED."""
+def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:
+    """The ``Location`` row of ``DESCRIBE TABLE EXTENDED`` / ``DESCRIBE SCHEMA EXTENDED``."""
+    for row in rows:
+        if len(row) >= 2 and str(row[0]).strip().lower() == "location":
+            return str(row[1]).strip()
+    return None
+
+
+# One property of the ``Table Properties`` row of ``DESCRIBE TABLE EXTENDED``: Spark
+# prints ``[key=value, key=value]`` (Delta: ``[key=value,key=value]``), keys sorted.
+_JAMMI_PROPERTY = re.compile(r"(?:^\[|,\s?)(jammi\.[A-Za-z0-9_.]+)=([^,\]]*)")
+
+
+def describe_properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
+    """The ``jammi.*`` table properties, from the ``Table Properties`` row of ``DESCRIBE
+    TABLE EXTENDED`` (so one statement gives a table's columns, location and properties).
+    Their values never hold ``,`` or ``]`` (hex, names, numbers), except a plain-JSON
+    ``jammi.definition`` written before the hex encoding: it is cut at its first comma,
+    so it does not parse and the run reads the registry instead, as for a redacted one."""
     for row in rows:
         if len(row) >= 2 and str(row[0]).strip() == "Table Properties":
-            return {k.strip(): v for k, v in _PROPERTY.findall(str(row[1]).strip())}
+            return dict(_JAMMI_PROPERTY.findall(str(row[1]).strip()))
     return {}
 
 
-def changed_properties(wanted: Mapping[str, str], current: Mapping[str, str]) -> dict[str, str]:
-    """The properties of ``wanted`` the table does not hold with that value."""
-    return {key: value for key, value in wanted.items() if current.get(key) != value}
+def encode_definition(definition_json: str) -> str:
+    """The ``jammi.definition`` property value: the JSON, hex-encoded (see above)."""
+    return DEFINITION_ENCODING + definition_json.encode("utf-8").hex()
+
+
+def parse_definition(text: Any) -> Optional[dict[str, Any]]:
+    """A recorded definition: hex-encoded (current) or plain JSON (tables and registry
+    rows written before the encoding). None when it is absent or unreadable, e.g. a
+    plain-JSON property that Spark redacts because it names a column like ``api_secret``."""
+    if not isinstance(text, str) or not text:
+        return None
+    raw = text.strip()
+    if raw.startswith(DEFINITION_ENCODING):
+        try:
+            raw = bytes.fromhex(raw[len(DEFINITION_ENCODING) :]).decode("utf-8")
+        except ValueError:
+            return None
+    if not raw.startswith("{"):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def stored_definition(properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    return parse_definition(properties.get(PROP_DEFINITION))

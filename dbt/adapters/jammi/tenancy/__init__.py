@@ -1,8 +1,9 @@
 """Tenancy: the tenant binding's read guard.
 
-Plan readers (EXPLAIN text, the JVM's analyzed plan, MERGE operands) reduce a statement
-to its reads; scope_references scopes a bound run's reads in the statement's text;
-the guard refuses a bound run's unscoped read; the connection hook is the
-one entry point every statement passes through; the adapter mixin is the Jinja side.
+bound_statement owns the decision for every statement of a bound run, as a pipeline:
+analyze (statement_plans asks Spark; the plan readers plan_text, plan_jvm and
+merge_operands reduce its answer to a plan.PlanNode), decide (plan's rule, the guard's
+state: tenant, trust, which tables are tenant-scoped), rewrite (scope_references),
+verify. tenancy_adapter is the Jinja side.
 Layer 2: may import engine/, common/, credentials.py.
 """

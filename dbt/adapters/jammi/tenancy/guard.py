@@ -7,7 +7,7 @@ snapshots, seeds, analyses, ``dbt show``, hooks and operations alike. The guard 
 analyze the statement without running it and finds the scans of tenant-scoped tables
 (mutable tables, topic backing tables, also through views, CTEs, ephemeral models and
 subqueries). A statement whose every such scan is restricted by the adapter's own scope
-filter (``tenant_plan``) runs as it is. Otherwise the reads are scoped in the statement's
+filter (``tenancy/plan.py``) runs as it is. Otherwise the reads are scoped in the statement's
 own text (``scope_references``) and the result is analyzed again: it runs when every scan
 is now scoped, and anything still unscoped fails before it runs.
 

@@ -3,7 +3,7 @@
 Spark parses and analyzes the statement without running it
 (``CommandExecutionMode.SKIP``: a CTAS, insert or view creation is resolved, not
 executed), and the plan is converted node by node into a :class:`PlanNode` tree for
-``tenant_plan.unscoped_reads``. Nothing here reads SQL text: relations, attribute ids,
+``plan.unscoped_reads``. Nothing here reads SQL text: relations, attribute ids,
 filter conditions and projections come from Spark's own objects.
 """
 

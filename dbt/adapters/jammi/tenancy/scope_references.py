@@ -1,7 +1,7 @@
 """A bound run's statement with its reads of tenant-scoped relations scoped, in the
 statement's own characters.
 
-In a run bound to a tenant the guard (``tenant_guard_connection.scoped_statement``)
+In a run bound to a tenant the guard (``bound_statement.scoped_statement``)
 finds, on the statement's analyzed plan, which tenant-scoped tables it reads without the
 adapter's scope and by which names (the table, or a view over it). This module replaces
 each read of such a name -- a table reference in a ``FROM``, a ``JOIN`` or a MERGE's

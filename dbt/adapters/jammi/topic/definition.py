@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns
 from dbt.adapters.jammi.common.validation import (
     require_positive_int,
@@ -22,7 +22,7 @@ from dbt.adapters.jammi.common.validation import (
 
 def new_topic_id(now_ms: Optional[int] = None) -> str:
     """A time-ordered UUID (version 7 layout) rendered lowercase with '_' for '-'."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    ms = clock.now_ms() if now_ms is None else now_ms
     rand = int.from_bytes(os.urandom(10), "big")
     value = (ms & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76

@@ -33,15 +33,12 @@ import re
 import threading
 from typing import Any, Callable, Optional
 
-from dbt.adapters.base import available
 from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.topic.registration import (
     VIEW_FINGERPRINT,
-    apply_view,
     is_not_found,
 )
 
@@ -52,7 +49,7 @@ _LOCATION = re.compile(r"^Location: (.+)$", re.M)
 _FINGERPRINT = re.compile(re.escape(VIEW_FINGERPRINT) + r"=([0-9a-f]+)")
 
 
-def _key(relation: Any) -> str:
+def relation_key(relation: Any) -> str:
     return str(relation).lower()
 
 
@@ -152,112 +149,3 @@ def read_consumed_offset(
             return None
         raise
     return int(rows[0][0])
-
-
-# --- adapter methods (mixed into JammiAdapter) ---------------------------------------
-
-
-class TopicMetadataAdapterMixin(StatementsMixin):
-    """``adapter.topic_*`` lookups answered from the invocation's cache when they can be."""
-
-    _topic_metadata = TopicMetadataCache()
-
-    def _listed_information(self, relation: Any) -> Optional[str]:
-        """What dbt's relation cache holds about ``relation``; None unless dbt has
-        listed its schema in this invocation (never lists it here)."""
-        database, schema = relation.database, relation.schema
-        if not self._schema_is_cached(database, schema):  # type: ignore[attr-defined]
-            return None
-        identifier = str(relation.identifier).lower()
-        for cached in self.cache.get_relations(database, schema):  # type: ignore[attr-defined]
-            if str(cached.identifier).lower() == identifier:
-                return getattr(cached, "information", None)
-        return None
-
-    @available
-    def topic_registry_row(
-        self, registry: Any, column: str, value: str
-    ) -> Optional[dict[str, Any]]:
-        """The registry row with ``column`` (relation_name or name) = ``value``."""
-        if column not in ("relation_name", "name"):
-            raise ValueError(f"registry rows are found by relation_name or name, not {column}")
-        cached = self._topic_metadata.get("registry", _key(registry), column, value)
-        if cached is not None:
-            return dict(cached)
-        row = read_registry_row(self._run_sql, str(registry), column, value)
-        if row is not None:
-            self.topic_remember_registration(registry, row)
-        return row
-
-    @available
-    def topic_remember_registration(self, registry: Any, row: dict[str, Any]) -> str:
-        """Keep a registry row this invocation read or claimed."""
-        kept = dict(row)
-        for column in ("relation_name", "name"):
-            self._topic_metadata.put(kept, "registry", _key(registry), column, kept[column])
-        return ""
-
-    @available
-    def topic_table_location(self, relation: Any) -> str:
-        cached = self._topic_metadata.get("location", _key(relation))
-        if cached is not None:
-            return str(cached)
-        location = location_from_information(self._listed_information(relation))
-        if location is None:
-            location = describe_location(self._run_sql, str(relation))
-        self._topic_metadata.put(location, "location", _key(relation))
-        return location
-
-    @available
-    def topic_forget_table(self, relation: Any) -> str:
-        """Called when this invocation drops a topic table."""
-        self._topic_metadata.forget("location", _key(relation))
-        return ""
-
-    @available
-    def topic_apply_view(
-        self,
-        relation: Any,
-        create_sql: str,
-        replace_sql: str,
-        fingerprint: str,
-        model_name: str,
-    ) -> str:
-        """``apply_view``, skipped when this invocation or dbt's listing already saw the
-        view with ``fingerprint``."""
-        key = ("view", _key(relation))
-        listed = fingerprint_from_information(self._listed_information(relation))
-        if fingerprint in (self._topic_metadata.get(*key), listed):
-            self._topic_metadata.put(fingerprint, *key)
-            return "kept"
-        outcome = apply_view(
-            self._run_sql,
-            relation.schema,
-            relation.identifier,
-            create_sql,
-            replace_sql,
-            fingerprint,
-            f"topic '{model_name}'",
-        )
-        self._topic_metadata.put(fingerprint, *key)
-        return outcome
-
-    @available
-    def topic_consumed_offset(
-        self, consumers: Any, topic_id: str, consumer: str, tenant: Optional[str]
-    ) -> int:
-        offset = read_consumed_offset(self._run_sql, str(consumers), topic_id, consumer, tenant)
-        if offset is None:
-            return 0
-        self._topic_metadata.put(True, "exists", _key(consumers))
-        return offset
-
-    @available
-    def topic_table_known(self, relation: Any) -> bool:
-        """Whether this invocation has seen ``relation`` (a consumer-position table)."""
-        return bool(self._topic_metadata.get("exists", _key(relation)))
-
-    @available
-    def topic_remember_table(self, relation: Any) -> str:
-        self._topic_metadata.put(True, "exists", _key(relation))
-        return ""

@@ -27,19 +27,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.topic.staging import (
     check_claimable,
-    publish_id,
-    stale_stage_tables,
 )
 
 ENGINE_COLUMNS = ("_offset", "_row_idx", "_produced_at")
@@ -151,7 +146,7 @@ def claim_offset(
 
     ``staging_location`` is the staged directory (parquet) or stage table (delta);
     ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
-    staged more than 12 h ago is refused (``topic_staging.check_claimable``): cleanup
+    staged more than 12 h ago is refused (``staging.check_claimable``): cleanup
     may remove it, so it must never be committed."""
     last_error = ""
     for attempt in range(max_attempts):
@@ -300,107 +295,3 @@ def events_select_sql(
         filters.append(f"({where})")
     source = scoped_relation_sql(backing, tenant)
     return f"select {', '.join(select)} from {source} where {' and '.join(filters)}"
-
-
-# --- adapter methods (mixed into JammiAdapter) ---------------------------------
-
-
-class TopicAdapterMixin(StatementsMixin):
-    """The ``adapter.topic_*`` methods the topic macros call."""
-
-    _consumer_bounds = ConsumerBounds()
-
-    @available
-    def topic_claim_offset(
-        self, backing: str, staging_location: str, file_format: str, columns: Sequence[str]
-    ) -> int:
-        """Commit a staged publish (the lock is the partition claim / the Delta commit)."""
-        return claim_offset(self._run_sql, str(backing), staging_location, file_format, columns)
-
-    @available
-    def topic_publish_id(self) -> str:
-        return publish_id()
-
-    @available
-    def topic_stale_stage_tables(self, names: Iterable[str], prefix: str) -> list[str]:
-        return stale_stage_tables(names, prefix, int(time.time()))
-
-    @available
-    def topic_now_micros(self) -> int:
-        return now_micros()
-
-    @available
-    def topic_offsets_from_partitions(self, rows: Iterable[Sequence[Any]]) -> list[int]:
-        return offsets_from_partitions(rows)
-
-    @available
-    def topic_retention_plan(
-        self,
-        offset_rows: Iterable[Sequence[Any]],
-        retention_offsets: Optional[int],
-        retention_ms: Optional[int],
-        consumer_rows: Iterable[Sequence[Any]],
-        incoming: int = 1,
-    ) -> dict[str, Any]:
-        plan = retention_plan(
-            offset_rows,
-            retention_offsets,
-            retention_ms,
-            [row[0] for row in consumer_rows],
-            now_micros(),
-            incoming,
-        )
-        return plan.to_dict()
-
-    @available
-    def topic_retention_sql(
-        self, backing: str, offsets: Sequence[int], file_format: str
-    ) -> Optional[str]:
-        return retention_sql(str(backing), offsets, file_format)
-
-    @available
-    def topic_events_sql(
-        self,
-        backing: str,
-        columns: Sequence[str],
-        after: int,
-        upto: Optional[int],
-        tenant: Optional[str],
-        where: Optional[str],
-    ) -> str:
-        return events_select_sql(str(backing), columns, after, upto, tenant, where)
-
-    @available
-    def topic_remember_consumed(
-        self,
-        consumer: str,
-        topic_schema: str,
-        topic_id: str,
-        after: int,
-        upto: int,
-        tenant: Optional[str] = None,
-        backing: str = "",
-        name: str = "",
-    ) -> str:
-        consumed = ConsumedRange(
-            topic_schema, topic_id, int(after), int(upto), tenant, str(backing), str(name)
-        )
-        self._consumer_bounds.remember(consumer, consumed)
-        return ""
-
-    @available
-    def topic_take_consumed(self, consumer: str) -> list[dict[str, Any]]:
-        return [r.to_dict() for r in self._consumer_bounds.take(consumer)]
-
-    # --- what a publish and a consumer report (common/run_report.py) ---------------
-
-    @available
-    def topic_publish_response(self, rows: int, offset: int, previous: Any = None) -> Any:
-        return run_report.publish_response(int(rows), int(offset), previous)
-
-    @available
-    def topic_consumer_response(self, previous: Any, reads: dict[str, list[int]]) -> Any:
-        """``reads``: per topic, [after, upto, events read]."""
-        return run_report.consumer_response(
-            previous, {topic: (r[0], r[1], r[2]) for topic, r in reads.items()}
-        )

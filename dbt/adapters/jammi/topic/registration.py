@@ -15,7 +15,7 @@ refused because someone else got there first" live here:
   or its fingerprint (a table property) differs from what this run would create, so
   concurrent publishes do not all re-create it. One statement tells both (``show
   tblproperties`` of the fingerprint; "not found" when the view is missing), and
-  ``topic_metadata`` skips even that when dbt's listing already shows the fingerprint.
+  ``topic/metadata.py`` skips even that when dbt's listing already shows the fingerprint.
   A concurrent creation of the same view is not an error; a concurrent creation of a
   *different* view is reported clearly.
 - ``create_if_absent``: ``CREATE TABLE IF NOT EXISTS`` raced by another run can fail
@@ -28,10 +28,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from dbt.adapters.base import available
-
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
@@ -190,30 +187,3 @@ def apply_view(
         "make sure only one version of this model runs at a time, then re-run it; the "
         "view is re-created when it is wrong, and nothing was published",
     ) from error
-
-
-# --- adapter methods (mixed into JammiAdapter) ---------------------------------
-
-
-class TopicRegistrationAdapterMixin(StatementsMixin):
-    """The ``adapter.topic_*`` methods that register a topic and keep its view."""
-
-    @available
-    def topic_create_if_absent(self, create_sql: str) -> bool:
-        return create_if_absent(self._run_sql, create_sql)
-
-    @available
-    def topic_claim_registration(
-        self, registry: Any, name: str, staged_location: str, model_name: str
-    ) -> bool:
-        return claim_registration(
-            self._run_sql, str(registry), name, staged_location, f"topic '{model_name}'"
-        )
-
-    @available
-    def topic_storage_format(self, file_format: str) -> str:
-        return topic_storage_format(file_format)
-
-    @available
-    def topic_view_fingerprint(self, view_select_sql: str) -> str:
-        return view_fingerprint(view_select_sql)

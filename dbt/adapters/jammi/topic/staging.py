@@ -23,15 +23,11 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Optional
 
-from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.engine import storage
-from dbt.adapters.jammi.topic.row_index import is_small_batch
 
 STAGE_MAX_AGE_S = 24 * 3600
 CLAIM_MAX_AGE_S = 12 * 3600
@@ -104,46 +100,3 @@ def stale_staging_dirs(
         if now_s - seconds > max_age_s:
             stale.append(path)
     return sorted(stale)
-
-
-class TopicStagingAdapterMixin(metaclass=AdapterMeta):
-    """``adapter.topic_*`` methods that clean up what failed publishes left behind, and
-    the choice of how the staged batch is numbered."""
-
-    def _has_local_filesystem(self) -> bool:
-        return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
-
-    @available
-    def topic_remove_stale_staging(self, backing: Any, location: str) -> list[str]:
-        """Remove abandoned staged directories of a parquet topic; returns them."""
-        staging = f"{location.rstrip('/')}/_staging"
-        if not self._has_local_filesystem():
-            logger.info(
-                f"topic: skipping cleanup of {staging} (no file system access over this "
-                "connection method; directories older than a day that no partition points "
-                "at can be removed with your storage tooling)"
-            )
-            return []
-        now_s = int(time.time())
-        children = storage.list_children(staging)
-        if not stale_staging_dirs(children, (), now_s):
-            return []  # nothing old enough: no need to ask for partition locations
-        referenced = storage.partition_locations(backing.schema, backing.identifier)
-        stale = stale_staging_dirs(children, referenced, now_s)
-        for path in stale:
-            storage.remove(path)
-            logger.debug(f"topic: removed abandoned staged batch {path}")
-        return stale
-
-    @available
-    def topic_discard_staging(self, path: str) -> bool:
-        """Remove a staged directory this run has just lost a claim with."""
-        if not self._has_local_filesystem():
-            return False
-        return storage.remove(path)
-
-    @available
-    def topic_small_batch(self, plan_rows: Iterable[Any]) -> bool:
-        """Whether ``explain cost`` of the model estimates a batch small enough for the
-        single-window ``_row_idx`` (``topic/row_index.py``)."""
-        return is_small_batch([tuple(row) for row in plan_rows])

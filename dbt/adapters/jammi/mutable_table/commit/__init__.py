@@ -1,3 +1,5 @@
-"""Commit paths of a mutable table: the rewrite's compare-and-swap claim, the Delta
-merge with conflict retry, who owns a run's leftovers and when they may be removed.
+"""Commit paths of a mutable table: the rewrite's compare-and-swap commit
+(rewrite_commit), the MERGE's commit with conflict retry (merge_commit), who owns a run's
+leftovers and when they may be removed (ownership, leftovers), the adapter mixin
+(commit_adapter).
 Part of mutable_table/ (layer 4)."""

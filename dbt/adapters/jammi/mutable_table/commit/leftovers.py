@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Optional
 
-from dbt.adapters.jammi.mutable_table.commit.claim import claim_version
+from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import claim_version
 
 STAGING_MARKER = "__jammi_changes_"
 STAGING_MAX_AGE_MS = 24 * 3600 * 1000

@@ -27,11 +27,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import require_bool
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
@@ -214,48 +212,3 @@ def first_version(properties: Mapping[str, Any]) -> Optional[int]:
     if value is None or str(value) == "":
         return None
     return int(value)
-
-
-class ChangelogAdapterMixin(StatementsMixin):
-    """The ``adapter.changelog_*`` methods the mutable_table macros call."""
-
-    @available
-    def changelog_topic_name(self, model_name: str) -> str:
-        return topic_name(model_name)
-
-    @available
-    def changelog_event_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
-        return event_columns(definition)
-
-    @available
-    def changelog_event_sources(self, definition: Mapping[str, Any]) -> list[dict[str, str]]:
-        return event_sources(definition)
-
-    @available
-    def changelog_value_columns(self, definition: Mapping[str, Any]) -> list[str]:
-        return value_columns(definition)
-
-    @available
-    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
-        return previous_in_plan(definition)
-
-    @available
-    def changelog_first_version_of_new_table(self, file_format: str) -> int:
-        return first_version_of_new_table(file_format)
-
-    @available
-    def changelog_staged_dir(self, topic_location: str, version_location: str) -> str:
-        return staged_dir(topic_location, version_location)
-
-    @available
-    def changelog_first_version(self, properties: Mapping[str, Any]) -> Optional[int]:
-        return first_version(properties)
-
-    @available
-    def changelog_attach_version(self, backing: Any, version: Any, staged: str) -> bool:
-        return attach_version(self._run_sql, str(backing), int(version), staged)
-
-    @available
-    def changelog_publish_delta(self, publish_sql: str, table_id: str) -> str:
-        publish_delta(self._run_sql, publish_sql, f"mutable_table '{table_id}'")
-        return ""

@@ -8,7 +8,7 @@ The high-water mark (the highest number ever handed out) is committed with the r
 
 - parquet/orc: a one-row file in the version directory's ``_jammi_identity/``
   sub-directory (Spark's file readers skip names starting with ``_``), written before
-  the compare-and-swap commit (commit/claim.py), so the mark becomes current with the
+  the compare-and-swap commit (commit/rewrite_commit.py), so the mark becomes current with the
   version's rows or not at all;
 - Delta: the MERGE's own commit records where its numbering started
   (``commitInfo.userMetadata``, set around the MERGE only); the mark after that commit

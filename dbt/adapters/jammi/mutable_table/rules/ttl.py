@@ -9,7 +9,6 @@ engine keeps the time each key was last written in ``WRITTEN_AT_COLUMN``. The pl
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -101,10 +100,6 @@ def age_millis_sql(column_sql: str, spark_type: str) -> str:
     if spark_type.lower() in INTEGER_TYPES:
         return column_sql
     return f"unix_millis(cast({column_sql} as timestamp))"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def ttl_cutoff_ms(ttl_ms: int, now: int) -> int:

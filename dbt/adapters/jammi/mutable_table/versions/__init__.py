@@ -1,4 +1,5 @@
-"""Kept versions of a mutable table: which version directories stay readable (kept),
-reads as of a kept version, history and rollback (reads), Iceberg's versions from its
-snapshots (iceberg_snapshots) and their expiry (iceberg_expiry), the adapter mixin (adapter).
+"""Kept versions of a mutable table: which version directories stay readable
+(kept_versions), reads as of a kept version, history and rollback (version_reads),
+Iceberg's snapshots (iceberg_snapshots) and their expiry (iceberg_expiry), the adapter
+mixin (versions_adapter).
 Part of mutable_table/ (layer 4)."""

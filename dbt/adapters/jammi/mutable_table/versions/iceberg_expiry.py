@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import require_bool, sql_string_literal
-from dbt.adapters.jammi.mutable_table.decisions import MutableRunError
+from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
 
 OPTION = "expire_snapshots"
 CATALOG = "spark_catalog"

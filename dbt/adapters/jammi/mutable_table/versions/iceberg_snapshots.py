@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dbt.adapters.jammi.mutable_table.versions.reads import commit_millis
+from dbt.adapters.jammi.mutable_table.versions.version_reads import commit_millis
 
 
 def history_sql(relation: str) -> str:
@@ -45,7 +45,7 @@ def current_snapshot_sql(relation: str) -> str:
 
 def history_rows(rows: Sequence[Sequence[Any]], versions_kept: int) -> list[dict[str, Any]]:
     """``history_sql`` rows as the newest ``versions_kept`` history entries, newest first
-    (the shape of reads.delta_history_rows; counts and invocation id unknown)."""
+    (the shape of version_reads.delta_history_rows; counts and invocation id unknown)."""
     entries = [
         {
             "version": int(row[0]),

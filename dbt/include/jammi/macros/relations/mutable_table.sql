@@ -77,7 +77,7 @@
 
 
 {#-- `first`: the table is being created (a changelog starts at its first version; the
-     model's own tblproperties, mutable_table/table_properties.py, are set with it). --#}
+     model's own tblproperties, mutable_table/tblproperties_config.py, are set with it). --#}
 {% macro mutable_table_properties_clause(definition, file_format, version=none, first=false) -%}
   tblproperties (
     {%- if first %}
@@ -131,7 +131,7 @@
 
 
 {#-- The model's tblproperties an existing table does not hold yet, set before the run
-     writes (mutable_table/table_properties.py). --#}
+     writes (mutable_table/tblproperties_config.py). --#}
 {% macro get_set_tblproperties_sql(target_relation, properties) -%}
   alter table {{ target_relation }} set tblproperties (
     {%- for key, value in properties.items() %}

@@ -1,5 +1,5 @@
 {#-- Kept versions of a mutable_table: read one, list them, roll back to one.
-     docs/versions.md. Decisions live in mutable_table/versions/kept.py / mutable_table/versions/reads.py. --#}
+     docs/versions.md. Decisions live in mutable_table/versions/kept_versions.py / mutable_table/versions/version_reads.py. --#}
 
 
 {#-- The model node named `model` and its relation, or a clear error. --#}

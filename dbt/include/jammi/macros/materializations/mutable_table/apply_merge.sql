@@ -52,7 +52,7 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
 {#-- One MERGE. Returns {committed, counts}: committed false when Delta refused the
      commit because a concurrent run committed first (nothing of this run written; the
      materialization re-plans against the new snapshot), an error naming the model on the
-     last attempt; counts what the MERGE reports it changed (mutable_table/commit/delta_merge.py). --#}
+     last attempt; counts what the MERGE reports it changed (mutable_table/commit/merge_commit.py). --#}
 {#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's. --#}
 {% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none) -%}
   {%- if fail_at in ('write', 'before_commit') -%}

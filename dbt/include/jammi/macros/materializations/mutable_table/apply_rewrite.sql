@@ -3,7 +3,7 @@
      metastore operation, ALTER TABLE ... SET LOCATION. Until that call the table points
      at the previous version's files, which are never modified; after it, at the new
      ones. Leftover directories of failed runs are removed by the next committing run,
-     which also keeps only the newest `versions_kept` versions (mutable_table/versions/kept.py). --#}
+     which also keeps only the newest `versions_kept` versions (mutable_table/versions/kept_versions.py). --#}
 
 {#-- The table after applying the change set: stored rows the change set does not
      replace or delete, plus its inserts and updates. target_relation none = empty. --#}
@@ -66,7 +66,7 @@
 
 {#-- Apply a change set to an existing parquet/orc table. `planned_location` is the
      version the plan was made from (read before planning). The commit is a
-     compare-and-swap (adapter.mutable_commit_version, mutable_table/commit/claim.py): of two runs that
+     compare-and-swap (adapter.mutable_commit_version, mutable_table/commit/rewrite_commit.py): of two runs that
      planned from the same version, at most one commits; the other fails with a clear
      message. On any failure this run's version directory and `cleanup` (its own run
      relations) are removed; the table keeps pointing at the version it had. Returns the
@@ -75,7 +75,7 @@
 {#-- `tombstones_sql`: the version's live tombstones (tombstones.sql), written into it. --#}
 {% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run', tombstones_sql=none) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
-  {#-- the version's log row first (mutable_table/versions/kept.py): every version directory has one --#}
+  {#-- the version's log row first (mutable_table/versions/kept_versions.py): every version directory has one --#}
   {%- set staged_paths = [adapter.mutable_version_log_location(location)] -%}
   {%- set steps = [{'sql': adapter.mutable_version_log_sql(location, planned_location, counts, invocation_id, kind), 'undo_paths': staged_paths[:]},
                    {'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}

@@ -279,7 +279,7 @@
   {%- endif -%}
   {%- if state.location -%}
     {#-- keep the newest versions_kept committed versions; remove older ones and what
-         other runs provably abandoned (mutable_table/versions/kept.py), over every connection method --#}
+         other runs provably abandoned (mutable_table/versions/kept_versions.py), over every connection method --#}
     {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.get('versions_kept'), committed_location is not none, adapter.mutable_run_id()) -%}
   {%- endif -%}
 {%- endmacro %}

@@ -10,16 +10,16 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
 from dbt.adapters.jammi.engine.describe import delta_history_entry
-from dbt.adapters.jammi.mutable_table.rules import identity, tombstones
+from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
     age_millis_sql,
-    now_ms,
     ttl_cutoff_ms,
 )
 
@@ -213,3 +213,46 @@ class MutableRulesAdapterMixin(StatementsMixin):
     @available
     def mutable_identity_moved_marker(self) -> str:
         return identity.IDENTITY_MOVED_MARKER
+
+    # --- changelog (rules/changelog.py) ----------------------------------------------------
+
+    @available
+    def changelog_topic_name(self, model_name: str) -> str:
+        return changelog.topic_name(model_name)
+
+    @available
+    def changelog_event_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
+        return changelog.event_columns(definition)
+
+    @available
+    def changelog_event_sources(self, definition: Mapping[str, Any]) -> list[dict[str, str]]:
+        return changelog.event_sources(definition)
+
+    @available
+    def changelog_value_columns(self, definition: Mapping[str, Any]) -> list[str]:
+        return changelog.value_columns(definition)
+
+    @available
+    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
+        return changelog.previous_in_plan(definition)
+
+    @available
+    def changelog_first_version_of_new_table(self, file_format: str) -> int:
+        return changelog.first_version_of_new_table(file_format)
+
+    @available
+    def changelog_staged_dir(self, topic_location: str, version_location: str) -> str:
+        return changelog.staged_dir(topic_location, version_location)
+
+    @available
+    def changelog_first_version(self, properties: Mapping[str, Any]) -> Optional[int]:
+        return changelog.first_version(properties)
+
+    @available
+    def changelog_attach_version(self, backing: Any, version: Any, staged: str) -> bool:
+        return changelog.attach_version(self._run_sql, str(backing), int(version), staged)
+
+    @available
+    def changelog_publish_delta(self, publish_sql: str, table_id: str) -> str:
+        changelog.publish_delta(self._run_sql, publish_sql, f"mutable_table '{table_id}'")
+        return ""

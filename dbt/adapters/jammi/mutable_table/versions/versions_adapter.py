@@ -1,5 +1,6 @@
 """Kept versions, reads of the past and rollback: the ``adapter.mutable_version*``
-methods the Jinja macros call (``mutable_table/versions/kept.py`` decides; docs/versions.md).
+methods the Jinja macros call (``versions/kept_versions.py`` and ``versions/version_reads.py``
+decide; docs/versions.md).
 
 Removing a version directory needs no file system client: where the adapter has none
 (thrift, http, odbc) the server's metastore removes it. A *managed* helper table
@@ -21,16 +22,19 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.invocation import get_invocation_id
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
-from dbt.adapters.jammi.mutable_table import decisions as mutable
-from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
+from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.rules import identity
-from dbt.adapters.jammi.mutable_table.versions import iceberg_expiry, iceberg_snapshots
-from dbt.adapters.jammi.mutable_table.versions import kept as versions
-from dbt.adapters.jammi.mutable_table.versions import reads as version_reads
+from dbt.adapters.jammi.mutable_table.versions import (
+    iceberg_expiry,
+    iceberg_snapshots,
+    kept_versions,
+    version_reads,
+)
 
 logger = AdapterLogger("Jammi")
 
@@ -53,7 +57,7 @@ class VersionsAdapterMixin(StatementsMixin):
 
     @available
     def mutable_versions_kept(self, value: Any, model_name: str) -> int:
-        return versions.validate_versions_kept(value, f"mutable_table '{model_name}'")
+        return kept_versions.validate_versions_kept(value, f"mutable_table '{model_name}'")
 
     @available
     def mutable_version_log_sql(
@@ -64,10 +68,10 @@ class VersionsAdapterMixin(StatementsMixin):
         invocation_id: str,
         kind: str = "run",
     ) -> str:
-        return versions.write_log_sql(
+        return kept_versions.write_log_sql(
             location,
             parent,
-            commit_claim.now_ms(),
+            clock.now_ms(),
             counts or {},
             str(invocation_id or ""),
             kind,
@@ -76,17 +80,17 @@ class VersionsAdapterMixin(StatementsMixin):
 
     @available
     def mutable_version_log_location(self, location: str) -> str:
-        return versions.log_location(location)
+        return kept_versions.log_location(location)
 
-    def _version_records(self, current_location: str) -> list[versions.VersionRecord]:
+    def _version_records(self, current_location: str) -> list[kept_versions.VersionRecord]:
         base = current_location.rstrip("/").rsplit("/", 1)[0]
         try:
-            rows = self._run_sql(versions.read_log_sql(base))
+            rows = self._run_sql(kept_versions.read_log_sql(base))
         except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
             if any(marker in str(exc) for marker in _NO_PATH):
                 return []  # no version logged yet (a table made before the log existed)
             raise
-        return versions.parse_log_rows(rows)
+        return kept_versions.parse_log_rows(rows)
 
     @available
     def mutable_version_history(
@@ -94,14 +98,14 @@ class VersionsAdapterMixin(StatementsMixin):
     ) -> list[dict[str, Any]]:
         """The kept versions of a parquet/orc table, newest first."""
         records = self._version_records(current_location)
-        return versions.history_rows(records, current_location, versions_kept)
+        return kept_versions.history_rows(records, current_location, versions_kept)
 
     @available
     def mutable_kept_version_location(
         self, model_name: str, current_location: str, versions_kept: int, version: Any
     ) -> str:
         records = self._version_records(current_location)
-        return versions.kept_location(
+        return kept_versions.kept_location(
             model_name, records, current_location, versions_kept, int(version)
         )
 
@@ -115,15 +119,15 @@ class VersionsAdapterMixin(StatementsMixin):
         run_id: str,
     ) -> list[str]:
         """Remove versions beyond the kept ones and abandoned leftovers of other runs
-        (``versions.plan_removal``); returns what was removed. ``versions_kept`` None:
+        (``kept_versions.plan_removal``); returns what was removed. ``versions_kept`` None:
         the default (a definition recorded on the table carries no run options)."""
         if versions_kept is None:
-            versions_kept = versions.DEFAULT_VERSIONS_KEPT
+            versions_kept = kept_versions.DEFAULT_VERSIONS_KEPT
         base = current_location.rstrip("/").rsplit("/", 1)[0]
         records = self._version_records(current_location)
         listed = storage.list_children(base) if self._fs_reachable() else None
-        remove = versions.plan_removal(
-            current_location, versions_kept, records, listed, committed_now, commit_claim.now_ms()
+        remove = kept_versions.plan_removal(
+            current_location, versions_kept, records, listed, committed_now, clock.now_ms()
         )
         if remove:
             self._remove_paths(target_relation, remove, run_id)
@@ -172,9 +176,9 @@ class VersionsAdapterMixin(StatementsMixin):
 
     @available
     def mutable_version_of(self, location: Optional[str]) -> Optional[int]:
-        return mutable.parse_version(location) if location else None
+        return version_locations.parse_version(location) if location else None
 
-    # --- reads of the past and rollback (mutable_table/versions/reads.py) -----------------------
+    # --- reads of the past and rollback (versions/version_reads.py) ---------------------
 
     @available
     def mutable_tag_delta_commits(self, identity_from: Any = None) -> str:
@@ -245,7 +249,7 @@ class VersionsAdapterMixin(StatementsMixin):
         if before <= versions_kept:
             return 0
         call = iceberg_expiry.expire_snapshots_sql(
-            str(relation.schema), str(relation.identifier), versions_kept, commit_claim.now_ms()
+            str(relation.schema), str(relation.identifier), versions_kept, clock.now_ms()
         )
         try:
             self._run_sql(call)

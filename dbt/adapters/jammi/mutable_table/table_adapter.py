@@ -1,12 +1,15 @@
 """The mutable_table methods the Jinja materialization calls (``adapter.mutable_*``).
 
 Kept out of impl.py: JammiAdapter mixes this in (through ``MutableCommitAdapterMixin``,
-mutable_table/commit/adapter.py, which adds the commit paths). Every method delegates to
-``mutable_table/decisions.py`` (decisions) or ``engine/storage.py`` (version directories).
+mutable_table/commit/commit_adapter.py, which adds the commit paths). Every method
+delegates to the module that decides (``run_config``, ``schema_reconciliation``,
+``table_properties``, ``version_locations``, ``run_errors``) or to ``engine/storage.py``
+(version directories).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -20,12 +23,18 @@ from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
-from dbt.adapters.jammi.mutable_table import decisions as mutable
-from dbt.adapters.jammi.mutable_table import table_properties
-from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
-from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
+from dbt.adapters.jammi.mutable_table import (
+    run_config,
+    run_errors,
+    schema_reconciliation,
+    table_properties,
+    tblproperties_config,
+    version_locations,
+)
+from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
+from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
 CREATE_RACE_ATTEMPTS = 4
@@ -72,7 +81,7 @@ class MutableTableAdapterMixin(StatementsMixin):
             stored_file_format,
             requested_file_format,
         )
-        result = mutable.reconcile_schema(model_name, batch_definition, pairs)
+        result = schema_reconciliation.reconcile_schema(model_name, batch_definition, pairs)
         return {
             "definition": result.definition,
             "new_columns": result.new_columns,
@@ -88,34 +97,34 @@ class MutableTableAdapterMixin(StatementsMixin):
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
         """The definition as recorded on the table and in the registry (without the
         per-run ``batch_columns``)."""
-        recorded = {k: v for k, v in definition.items() if k not in mutable.RUN_ONLY_KEYS}
+        recorded = {k: v for k, v in definition.items() if k not in table_properties.RUN_ONLY_KEYS}
         return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
 
     @available
     def mutable_definition_property(self, definition: Mapping[str, Any]) -> str:
         """The ``jammi.definition`` table property: the recorded JSON, hex-encoded so
         that Spark's property redaction cannot hide it."""
-        return mutable.encode_definition(self.mutable_definition_json(definition))
+        return table_properties.encode_definition(self.mutable_definition_json(definition))
 
     @available
     def mutable_stored_definition(self, properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
-        return mutable.stored_definition(properties)
+        return table_properties.stored_definition(properties)
 
     @available
     def mutable_parse_definition(self, text: Any) -> Optional[dict[str, Any]]:
         """A definition recorded in the registry (plain JSON)."""
-        return mutable.parse_definition(text)
+        return table_properties.parse_definition(text)
 
     # --- run options -------------------------------------------------------------
 
     @available
     def mutable_full_refresh_allowed(self, flag: Any, config_value: Any) -> bool:
-        return mutable.full_refresh_allowed(flag, config_value)
+        return run_config.full_refresh_allowed(flag, config_value)
 
     @available
     def mutable_definition_config(self, model: Mapping[str, Any]) -> dict[str, Any]:
         """model.config without the dbt defaults a mutable table does not share."""
-        return mutable.definition_config(
+        return run_config.definition_config(
             model.get("config") or {}, model.get("unrendered_config") or {}
         )
 
@@ -130,7 +139,7 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_requested_file_format(self, model: Mapping[str, Any]) -> str:
         config = model.get("config") or {}
-        return mutable.requested_file_format(
+        return run_config.requested_file_format(
             model.get("unrendered_config") or {}, config.get("file_format")
         )
 
@@ -139,9 +148,9 @@ class MutableTableAdapterMixin(StatementsMixin):
         """The phase a test asked to fail at (var 'jammi_fail_at'), validated."""
         if value in (None, ""):
             return None
-        if value not in mutable.FAILURE_PHASES:
-            raise mutable.MutableRunError(
-                f"var jammi_fail_at={value!r} is not one of {', '.join(mutable.FAILURE_PHASES)}"
+        if value not in run_errors.FAILURE_PHASES:
+            raise run_errors.MutableRunError(
+                f"var jammi_fail_at={value!r} is not one of {', '.join(run_errors.FAILURE_PHASES)}"
             )
         return str(value)
 
@@ -149,40 +158,44 @@ class MutableTableAdapterMixin(StatementsMixin):
 
     @available
     def mutable_run_id(self) -> str:
-        return mutable.new_run_id()
+        return version_locations.new_run_id()
 
     @available
     def mutable_location(self, describe_rows: Any) -> Optional[str]:
-        return mutable.describe_location(result_rows(describe_rows))
+        return table_properties.describe_location(result_rows(describe_rows))
 
     @available
     def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
-        return mutable.describe_properties(result_rows(describe_rows))
+        return table_properties.describe_properties(result_rows(describe_rows))
 
     @available
     def mutable_table_properties(self, describe_rows: Any) -> dict[str, str]:
         """Every property of the table (not only ``jammi.*``), from its describe rows."""
-        return table_properties.describe_table_properties(result_rows(describe_rows))
+        return tblproperties_config.describe_table_properties(result_rows(describe_rows))
 
     @available
     def mutable_changed_tblproperties(
         self, definition: Mapping[str, Any], current: Mapping[str, str]
     ) -> dict[str, str]:
         """The model's ``tblproperties`` the existing table does not hold yet
-        (mutable_table/table_properties.py)."""
-        return table_properties.changed_properties(definition.get("tblproperties") or {}, current)
+        (mutable_table/tblproperties_config.py)."""
+        return tblproperties_config.changed_properties(
+            definition.get("tblproperties") or {}, current
+        )
 
     @available
     def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:
-        return mutable.version_dir(f"{schema_location.rstrip('/')}/{identifier}", 1, run_id)
+        return version_locations.version_dir(
+            f"{schema_location.rstrip('/')}/{identifier}", 1, run_id
+        )
 
     @available
     def mutable_next_location(self, current_location: str, run_id: str) -> str:
-        return mutable.next_location(current_location, run_id)
+        return version_locations.next_location(current_location, run_id)
 
     @available
     def mutable_version(self, location: Optional[str]) -> Optional[int]:
-        return mutable.parse_version(location) if location else None
+        return version_locations.parse_version(location) if location else None
 
     @available
     def mutable_base_location(self, location: str) -> str:
@@ -206,7 +219,7 @@ class MutableTableAdapterMixin(StatementsMixin):
                 "storage tooling)"
             )
             return []
-        stale = mutable.stale_version_dirs(
+        stale = version_locations.stale_version_dirs(
             storage.list_children(base), current_location, keep_newer
         )
         for path in stale:
@@ -242,7 +255,7 @@ class MutableTableAdapterMixin(StatementsMixin):
     @available
     def mutable_batch_error(self, model_name: str, kind: str, table: Any, detail: str = "") -> None:
         columns = list(getattr(table, "column_names", []) or [])
-        mutable.batch_error(model_name, kind, result_rows(table), columns, detail)
+        run_errors.batch_error(model_name, kind, result_rows(table), columns, detail)
 
     # --- all-or-nothing registration ----------------------------------------------
 
@@ -281,7 +294,7 @@ class MutableTableAdapterMixin(StatementsMixin):
                     str(created), str(exc), lambda: self._table_listed(str(created))
                 )
                 if reason:
-                    raise mutable.MutableRunError(reason) from exc
+                    raise run_errors.MutableRunError(reason) from exc
             raise
 
     def _table_listed(self, relation: str) -> bool:
@@ -301,7 +314,7 @@ class MutableTableAdapterMixin(StatementsMixin):
                 return
             except Exception as exc:
                 message = str(exc)
-                if commit_claim.already_exists(message):
+                if rewrite_commit.already_exists(message):
                     return
                 racing = merge_commit.is_commit_conflict(message)
                 if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
@@ -335,3 +348,12 @@ class MutableTableAdapterMixin(StatementsMixin):
         """The run's ``adapter_response`` (common/run_report.py): its counts and the
         table's version after it."""
         return run_report.mutable_run_response(counts, None if version is None else int(version))
+
+    # --- scd2 (mutable_table/scd2.py) ------------------------------------------------------
+
+    @available
+    def scd2_plan(
+        self, definition: Mapping[str, Any], run_started_at: Optional[datetime.datetime] = None
+    ) -> dict[str, Any]:
+        """The scd2 change-set planner's inputs (see ``plan_scd2``)."""
+        return plan_scd2(definition, run_started_at).to_dict()

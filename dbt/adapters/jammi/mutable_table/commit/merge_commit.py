@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
-from dbt.adapters.jammi.mutable_table import decisions as mutable
-from dbt.adapters.jammi.mutable_table.commit.claim import already_exists
+from dbt.adapters.jammi.mutable_table import run_errors
+from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import already_exists
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
 
 # A Delta create that found files at the table's location (another run's create, or
@@ -37,7 +37,7 @@ BATCH_CHECK_MARKER = "jammi-batch-check:"
 BATCH_CHECK_KINDS = ("null_key", "null_version", "duplicate_key", "duplicate_version")
 
 
-class MergeConflict(mutable.MutableRunError):
+class MergeConflict(run_errors.MutableRunError):
     """Concurrent runs kept committing first: this run's MERGE was refused every time."""
 
 

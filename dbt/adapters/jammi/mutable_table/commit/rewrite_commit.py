@@ -32,8 +32,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import run_errors, table_properties, version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
 
 CLAIM_LEASE_MS = 120_000
@@ -49,10 +50,6 @@ _ALREADY_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "AlreadyExistsException", "al
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "NoSuchTableException", "not found")
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def already_exists(message: str) -> bool:
@@ -90,7 +87,7 @@ def claim_lease_ms() -> int:
     if not value:
         return CLAIM_LEASE_MS
     if not value.isdigit() or int(value) * 1000 < MIN_LEASE_MS:
-        raise mutable.MutableRunError(
+        raise run_errors.MutableRunError(
             f"{LEASE_ENV}={value!r} is not a lease: set a whole number of seconds of at "
             f"least {MIN_LEASE_MS // 1000} (a committing run gives up after "
             f"{CLAIM_HOLD_LIMIT_MS // 1000} s), or unset it for the default of "
@@ -103,7 +100,7 @@ def _properties(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for row in rows if len(row) >= 2}
 
 
-class CommitConflict(mutable.MutableRunError):
+class CommitConflict(run_errors.MutableRunError):
     """Another run holds, or has used, the successor of the planned version."""
 
     replan_helps = True  # a plan on top of the other run's version may commit
@@ -201,12 +198,12 @@ def commit_version(
 
     ``run_sql`` executes one statement and returns its rows, raising on failure."""
     table = f"{schema}.{identifier}"
-    version = mutable.parse_version(new_location)
+    version = version_locations.parse_version(new_location)
     if version is None:
-        raise mutable.MutableRunError(f"{new_location!r} is not a version directory")
+        raise run_errors.MutableRunError(f"{new_location!r} is not a version directory")
     claims, claimed_ms = _claim(run_sql, model_name, schema, identifier, version, holder, clock)
     try:
-        current = mutable.describe_location(run_sql(f"describe table extended {table}"))
+        current = table_properties.describe_location(run_sql(f"describe table extended {table}"))
         if (current or "").rstrip("/") != planned_location.rstrip("/"):
             raise _conflict(
                 model_name,

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
 
-from dbt.adapters.jammi.tenancy.connection_hook import scoped_statement
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.tenancy.bound_statement import scoped_statement
 from dbt.adapters.jammi.tenancy.guard import TenantGuard
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 
 
-class TenantGuardAdapterMixin(metaclass=AdapterMeta):
+class TenantGuardAdapterMixin(StatementsMixin):
     @property
     def tenant_guard(self) -> TenantGuard:
         return self.connections.tenant_guard  # type: ignore[attr-defined]
@@ -51,9 +51,7 @@ class TenantGuardAdapterMixin(metaclass=AdapterMeta):
     def tenant_guard_engine_query(self, sql: str) -> Any:
         """Run a statement the adapter's macros generated (offsets, high-water marks),
         unchecked, and return its rows as an agate table."""
-        with self.tenant_guard.trusted():
-            _, table = self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-        return table
+        return self._execute_trusted(sql)
 
     @available
     def tenant_scoped_sql(self, relation: Any, tenant: Optional[str]) -> str:

@@ -5,7 +5,7 @@ version: the SQL fragments and decisions behind ``mutable_table_as_of()``,
 parquet/orc read a kept version directory by its path; Delta reads its own history
 (``VERSION AS OF`` / ``TIMESTAMP AS OF``), Iceberg its snapshots (``VERSION AS OF
 <snapshot id>``; versions/iceberg_snapshots.py lists them). In a tenant-bound run the read is scoped
-exactly as ``tenant_scoped()`` scopes a table (``tenant_plan.scoped_relation_sql``), the
+exactly as ``tenant_scoped()`` scopes a table (``tenancy/plan.scoped_relation_sql``), the
 one shape the tenant read guard accepts.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.engine.describe import delta_history_entry
-from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import run_errors
 from dbt.adapters.jammi.mutable_table.rules.identity import commit_tag
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 
@@ -32,7 +32,7 @@ INVOCATION_PREFIX = "jammi:invocation_id="
 
 def require_version(value: Any, subject: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise mutable.MutableRunError(
+        raise run_errors.MutableRunError(
             f"{subject}: version must be a whole number, got {value!r}. Fix: pass a version "
             "that mutable_table_history lists, e.g. version=12"
         )
@@ -42,7 +42,9 @@ def require_version(value: Any, subject: str) -> int:
 def path_relation_sql(file_format: str, location: str) -> str:
     """A version directory read by its path: ``parquet.`<dir>` ``."""
     if "`" in location:
-        raise mutable.MutableRunError(f"cannot read {location!r} by path (it contains a backtick)")
+        raise run_errors.MutableRunError(
+            f"cannot read {location!r} by path (it contains a backtick)"
+        )
     return f"{file_format}.`{location}`"
 
 
@@ -70,7 +72,7 @@ def version_at(history: Sequence[Mapping[str, Any]], at_ms: int, subject: str) -
     if not eligible:
         times = [int(r["committed_ms"]) for r in history if r.get("committed_ms") is not None]
         since = f" (the oldest kept version was committed at {min(times)} ms)" if times else ""
-        raise mutable.MutableRunError(
+        raise run_errors.MutableRunError(
             f"{subject}: no kept version was current at {at_ms} ms{since}. "
             "Nothing was read or changed. Fix: pick a later time, or a version that "
             "mutable_table_history lists"
@@ -133,7 +135,7 @@ def require_kept_delta_version(
 ) -> None:
     numbers = [int(row["version"]) for row in history]
     if version not in numbers:
-        raise mutable.MutableRunError(
+        raise run_errors.MutableRunError(
             f"{subject}: version {version} is not kept (kept versions: "
             f"{', '.join(str(n) for n in numbers)}). Nothing was read or changed.\n"
             "  Fix: pick a kept version (dbt run-operation mutable_table_history), or raise "

@@ -1,5 +1,5 @@
 """The mutable_table commit paths the Jinja materialization calls (``adapter.mutable_*``):
-the rewrite formats' compare-and-swap commit (``commit_claim``), the Delta MERGE's commit
+the rewrite formats' compare-and-swap commit (``rewrite_commit``), the Delta MERGE's commit
 and its conflicts (``merge_commit``), statements that check the batch on their way in,
 and the sweep of what crashed runs left beside a table (``leftovers``).
 
@@ -16,16 +16,20 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table import decisions as mutable
-from dbt.adapters.jammi.mutable_table.adapter import (
+from dbt.adapters.jammi.mutable_table import version_locations
+from dbt.adapters.jammi.mutable_table.commit import (
+    leftovers,
+    merge_commit,
+    ownership,
+    rewrite_commit,
+)
+from dbt.adapters.jammi.mutable_table.table_adapter import (
     COMMIT_ATTEMPTS,
     RETRY_PAUSE_S,
     MutableTableAdapterMixin,
 )
-from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
-from dbt.adapters.jammi.mutable_table.commit import delta_merge as merge_commit
-from dbt.adapters.jammi.mutable_table.commit import leftovers, ownership
 
 logger = AdapterLogger("Jammi")
 
@@ -44,7 +48,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
     @available
     def mutable_holder_properties(self) -> dict[str, str]:
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
-        return ownership.holder_properties(self._holder(), commit_claim.now_ms())
+        return ownership.holder_properties(self._holder(), clock.now_ms())
 
     @available
     def mutable_commit_attempts(self) -> int:
@@ -128,7 +132,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         last_attempt: bool = True,
         staged_paths: Sequence[str] = (),
     ) -> bool:
-        """The compare-and-swap commit of a written version (``commit_claim``). True when
+        """The compare-and-swap commit of a written version (``rewrite_commit``). True when
         it committed. When it lost to a concurrent run, this run's version directory (and
         ``staged_paths``, what it staged for the version: its changelog events) is
         removed and, unless this was the last attempt, False is returned after a short
@@ -136,7 +140,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         a claim a re-plan would meet again (``ClaimLeaseHeld``), or on any other failure,
         ``cleanup`` (this run's own relations) runs too and the error is raised."""
         try:
-            commit_claim.commit_version(
+            rewrite_commit.commit_version(
                 self._run_sql,
                 model_name=model_name,
                 schema=str(target_relation.schema),
@@ -146,7 +150,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
                 holder=self._holder(),
             )
             return True
-        except commit_claim.CommitConflict as exc:
+        except rewrite_commit.CommitConflict as exc:
             self._remove_uncommitted(target_relation, [new_location, *staged_paths])
             if not last_attempt and exc.replan_helps:
                 logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
@@ -163,7 +167,9 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         """This run's own uncommitted version (and what it staged for it), on every
         connection method (over thrift through the server's metastore, versions_adapter)."""
         remove = self.mutable_remove_paths  # type: ignore[attr-defined]  # VersionsAdapterMixin
-        self._best_effort(lambda: remove(target_relation, list(paths), mutable.new_run_id()))
+        self._best_effort(
+            lambda: remove(target_relation, list(paths), version_locations.new_run_id())
+        )
 
     def _may_hold_leftovers(self, relation: Any) -> bool:
         """False when dbt's relation cache listed the table's schema at the start of this
@@ -194,17 +200,17 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             for row in self._run_sql(f"show tables in {schema} like {pattern}")
             if len(row) > 2 and not row[2]
         ]
-        version = mutable.parse_version(current_location) if current_location else None
+        version = version_locations.parse_version(current_location) if current_location else None
         dropped = []
         for name in leftovers.stale_claims(identifier, names, version):
             self._run_sql(f"drop view if exists {schema}.{name}")
             dropped.append(name)
-        now = commit_claim.now_ms()
+        now = clock.now_ms()
         for name in leftovers.foreign_staging(identifier, names, run_id):
             try:
                 rows = self._run_sql(f"show tblproperties {schema}.{name}")
             except Exception as exc:  # noqa: BLE001 - dropped by its owner meanwhile
-                if commit_claim.not_found(str(exc)):
+                if rewrite_commit.not_found(str(exc)):
                     continue
                 raise
             properties = {str(r[0]): str(r[1]) for r in rows if len(r) >= 2}

@@ -15,9 +15,9 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table import decisions as mutable
-from dbt.adapters.jammi.mutable_table.adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_table import table_properties
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 
 MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 # Spark's default spark.redaction.regex, and a stricter one a deployment might set.
@@ -69,7 +69,7 @@ def test_definition_with_secret_like_columns_reads_back(regex):
     shown = _shown_properties(_properties_clause(definition), regex)
     assert REDACTED not in shown.values(), shown
     assert shown["jammi.kind"] == "mutable_table"
-    stored = mutable.stored_definition(shown)
+    stored = table_properties.stored_definition(shown)
     assert stored is not None
     assert stored["columns"] == [[n, t] for n, t in SCHEMA.items()]
     assert stored["primary_key"] == ["id"]
@@ -79,15 +79,15 @@ def test_definition_with_secret_like_columns_reads_back(regex):
 def test_plain_json_definitions_still_read():
     """Tables (and registry rows) written before the encoding hold plain JSON."""
     plain = json.dumps({"table_id": "t", "primary_key": ["id"]})
-    assert mutable.stored_definition({"jammi.definition": plain})["primary_key"] == ["id"]
-    assert mutable.parse_definition(plain)["table_id"] == "t"
+    assert table_properties.stored_definition({"jammi.definition": plain})["primary_key"] == ["id"]
+    assert table_properties.parse_definition(plain)["table_id"] == "t"
 
 
 def test_unreadable_definitions_are_none_not_a_crash():
-    assert mutable.stored_definition({"jammi.definition": REDACTED}) is None
-    assert mutable.stored_definition({}) is None
-    assert mutable.parse_definition("hex:zz") is None
-    assert mutable.parse_definition(None) is None
+    assert table_properties.stored_definition({"jammi.definition": REDACTED}) is None
+    assert table_properties.stored_definition({}) is None
+    assert table_properties.parse_definition("hex:zz") is None
+    assert table_properties.parse_definition(None) is None
 
 
 def _describe_rows(shown: dict[str, str], separator: str) -> list[tuple[str, str]]:
@@ -112,7 +112,7 @@ def test_the_describe_row_gives_the_properties_a_run_reads(separator):
     ).to_dict()
     shown = _shown_properties(_properties_clause(definition), REDACTION_REGEXES[0])
     shown.update({"comment": "a, b=c] d", "api_secret": REDACTED, "jammi.changelog_since": "4"})
-    properties = mutable.describe_properties(_describe_rows(shown, separator))
+    properties = table_properties.describe_properties(_describe_rows(shown, separator))
     assert set(properties) == {
         "jammi.kind",
         "jammi.file_format",
@@ -124,7 +124,7 @@ def test_the_describe_row_gives_the_properties_a_run_reads(separator):
     assert properties["jammi.file_format"] == "parquet"
     assert properties["jammi.version"] == "3"
     assert properties["jammi.changelog_since"] == "4"
-    assert mutable.stored_definition(properties)["delete_when"] == "password = 'x'"
+    assert table_properties.stored_definition(properties)["delete_when"] == "password = 'x'"
 
 
 def test_a_plain_json_definition_in_the_describe_row_sends_the_run_to_the_registry():
@@ -132,8 +132,8 @@ def test_a_plain_json_definition_in_the_describe_row_sends_the_run_to_the_regist
     parse, and the run reads the registry (as it does for a redacted one)."""
     plain = json.dumps({"table_id": "t", "primary_key": ["id"]})
     rows = _describe_rows({"jammi.definition": plain, "jammi.kind": "mutable_table"}, ", ")
-    properties = mutable.describe_properties(rows)
+    properties = table_properties.describe_properties(rows)
     assert properties["jammi.kind"] == "mutable_table"
     assert properties["jammi.definition"] != plain
-    assert mutable.stored_definition(properties) is None
-    assert mutable.describe_properties([("id", "bigint")]) == {}
+    assert table_properties.stored_definition(properties) is None
+    assert table_properties.describe_properties([("id", "bigint")]) == {}

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table import decisions as mutable
+from dbt.adapters.jammi.mutable_table import run_errors, version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
 
 # The current version plus the two before it: enough to undo the last batch (or the
@@ -117,9 +117,9 @@ def write_log_sql(
     holder: str,
 ) -> str:
     """The statement that writes the log row of the version at ``location``."""
-    version = mutable.parse_version(location)
+    version = version_locations.parse_version(location)
     if version is None:
-        raise mutable.MutableRunError(f"{location!r} is not a version directory")
+        raise run_errors.MutableRunError(f"{location!r} is not a version directory")
 
     def text(value: Optional[str]) -> str:
         return "cast(null as string)" if value is None else sql_string_literal(value)
@@ -224,7 +224,7 @@ def plan_removal(
 
     ``listed`` is the base directory's listing (the embedded session) or None (no file
     system client: only what the log names can be found). Never the kept versions."""
-    current_version = mutable.parse_version(current_location) or 0
+    current_version = version_locations.parse_version(current_location) or 0
     chain = committed_chain(records, current_location)
     kept = {_name(p) for p in chain[: max(1, versions_kept)]}
     committed = {_name(p) for p in chain}
@@ -233,7 +233,7 @@ def plan_removal(
     for path in chain:
         candidates.setdefault(_name(path), path)
     for path in listed or ():
-        if mutable.parse_version(path) is not None:
+        if version_locations.parse_version(path) is not None:
             candidates[_name(path)] = path.rstrip("/")
     listed_names = {_name(p) for p in listed or ()}
     remove = []
@@ -241,7 +241,7 @@ def plan_removal(
         if name in kept:
             continue
         record = by_name.get(name)
-        version = mutable.parse_version(path) or 0
+        version = version_locations.parse_version(path) or 0
         if name in committed:
             gone = True  # an old committed version: nothing writes or commits it again
         elif name in listed_names:
@@ -270,7 +270,7 @@ def history_rows(
         record = by_name.get(_name(path))
         rows.append(
             {
-                "version": mutable.parse_version(path),
+                "version": version_locations.parse_version(path),
                 "committed_ms": record.written_ms if record else None,
                 "inserts": record.inserts if record else None,
                 "updates": record.updates if record else None,
@@ -294,10 +294,10 @@ def kept_location(
     """The directory of kept ``version``; a clear error when it is not kept."""
     kept = kept_versions(records, current_location, versions_kept)
     for path in kept:
-        if mutable.parse_version(path) == version:
+        if version_locations.parse_version(path) == version:
             return path
-    numbers = ", ".join(str(mutable.parse_version(p)) for p in kept)
-    raise mutable.MutableRunError(
+    numbers = ", ".join(str(version_locations.parse_version(p)) for p in kept)
+    raise run_errors.MutableRunError(
         f"mutable_table '{model_name}': version {version} is not kept (kept versions: "
         f"{numbers}; versions_kept: {versions_kept}). Nothing was read or changed.\n"
         "  Fix: pick a kept version (dbt run-operation mutable_table_history --args "

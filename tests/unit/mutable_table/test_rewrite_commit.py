@@ -13,15 +13,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbt.adapters.jammi.mutable_table.commit import adapter as mutable_commit_adapter
-from dbt.adapters.jammi.mutable_table.commit import claim as commit_claim
-from dbt.adapters.jammi.mutable_table.commit.adapter import MutableCommitAdapterMixin
-from dbt.adapters.jammi.mutable_table.commit.claim import (
+from dbt.adapters.jammi.common import clock
+from dbt.adapters.jammi.mutable_table.commit import commit_adapter, rewrite_commit
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.ownership import Holder, this_holder
+from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import (
     CommitConflict,
     claim_identifier,
     commit_version,
 )
-from dbt.adapters.jammi.mutable_table.commit.ownership import Holder, this_holder
 
 BASE = "file:/wh/analytics.db/stock"
 V1 = f"{BASE}/v0000000001_aaa"
@@ -136,7 +136,7 @@ def test_a_run_planned_from_a_version_already_replaced_does_not_commit():
 def test_a_live_claim_of_another_run_is_a_clear_conflict():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = commit_claim.now_ms()
+    now = clock.now_ms()
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(now)}
     result = commit(store, "a")
     assert "another run is committing version 2" in result
@@ -184,12 +184,12 @@ def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
     store = FakeMetastore(V1)
     ended = Holder(this_holder("thrift").host, 2**22 + 12345, "thrift")  # no such pid
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = str(commit_claim.now_ms())
+    now = str(clock.now_ms())
     store.views[claim] = {"jammi.holder": ended.render(), "jammi.created_ms": now}
     adapter = CommittingAdapter(store, "thrift")
     table = SimpleNamespace(schema="analytics", identifier="stock")
     new = f"{BASE}/v0000000002_a"
-    with pytest.raises(commit_claim.ClaimLeaseHeld, match="re-run after that time"):
+    with pytest.raises(rewrite_commit.ClaimLeaseHeld, match="re-run after that time"):
         adapter.mutable_commit_version(
             table, V1, new, "stock", cleanup=["drop table x"], last_attempt=False
         )
@@ -199,18 +199,18 @@ def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
 def test_a_live_claim_still_asks_for_a_replan_before_the_last_attempt():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    now = str(commit_claim.now_ms())
+    now = str(clock.now_ms())
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": now}
     adapter = CommittingAdapter(store, "thrift")
     table = SimpleNamespace(schema="analytics", identifier="stock")
-    commit_claim_pause = mutable_commit_adapter.RETRY_PAUSE_S
-    mutable_commit_adapter.RETRY_PAUSE_S = 0
+    commit_claim_pause = commit_adapter.RETRY_PAUSE_S
+    commit_adapter.RETRY_PAUSE_S = 0
     try:
         committed = adapter.mutable_commit_version(
             table, V1, f"{BASE}/v0000000002_a", "stock", last_attempt=False
         )
     finally:
-        mutable_commit_adapter.RETRY_PAUSE_S = commit_claim_pause
+        commit_adapter.RETRY_PAUSE_S = commit_claim_pause
     assert committed is False and adapter.cleaned == []
 
 
@@ -220,7 +220,7 @@ def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
     store.views[claim] = {
         "jammi.holder": crashed.render(),
-        "jammi.created_ms": str(commit_claim.now_ms()),
+        "jammi.created_ms": str(clock.now_ms()),
     }
     assert commit(store, "a") == "committed"
     assert any(claim_identifier("stock", 2, 1) in s for s in store.statements)
@@ -230,14 +230,14 @@ def test_a_claim_of_a_dead_run_is_taken_over_at_the_next_attempt():
 def test_an_expired_claim_is_taken_over_but_a_fresh_one_is_not():
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
-    old = commit_claim.now_ms() - commit_claim.CLAIM_LEASE_MS - 1
+    old = clock.now_ms() - rewrite_commit.CLAIM_LEASE_MS - 1
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(old)}
     assert commit(store, "a") == "committed"
 
 
 def test_a_holder_that_held_its_claim_too_long_gives_up():
     store = FakeMetastore(V1)
-    ticks = iter([0, commit_claim.CLAIM_HOLD_LIMIT_MS + 1])
+    ticks = iter([0, rewrite_commit.CLAIM_HOLD_LIMIT_MS + 1])
     result = commit(store, "a", clock=lambda: next(ticks))
     assert "held longer than" in result
     assert store.location == V1
@@ -248,16 +248,16 @@ def test_the_lease_is_an_operators_setting(monkeypatch):
     store = FakeMetastore(V1)
     claim = f"analytics.{claim_identifier('stock', 2, 0)}"
     # 50 s old: within the default lease of 120 s, past a lease of 40 s
-    created = commit_claim.now_ms() - 50_000
+    created = clock.now_ms() - 50_000
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": str(created)}
     assert commit(store, "a").startswith("conflict: ")
-    monkeypatch.setenv(commit_claim.LEASE_ENV, "40")
-    assert commit_claim.claim_lease_ms() == 40_000
+    monkeypatch.setenv(rewrite_commit.LEASE_ENV, "40")
+    assert rewrite_commit.claim_lease_ms() == 40_000
     assert commit(store, "a") == "committed"
 
 
 @pytest.mark.parametrize("value", ["20", "soon", "-5", "1.5"])
 def test_a_lease_shorter_than_the_hold_limit_or_not_a_number_is_refused(monkeypatch, value):
-    monkeypatch.setenv(commit_claim.LEASE_ENV, value)
+    monkeypatch.setenv(rewrite_commit.LEASE_ENV, value)
     with pytest.raises(Exception, match="JAMMI_CLAIM_LEASE_SECONDS"):
-        commit_claim.claim_lease_ms()
+        rewrite_commit.claim_lease_ms()

@@ -1,0 +1,65 @@
+"""Where the versions of a rewrite-applied (parquet/orc) table live: run ids, version
+directory names (``v0000000007_<run>``), the next version's location, and the
+directories no commit points at."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Optional
+
+from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+
+_VERSION_DIR = re.compile(r"^v(\d{10})_[a-z0-9]+$")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def parse_version(location: str) -> Optional[int]:
+    """The commit version encoded in a version directory's name (``v0000000007_<run>``)."""
+    match = _VERSION_DIR.match(location.rstrip("/").rsplit("/", 1)[-1])
+    return int(match.group(1)) if match else None
+
+
+def version_dir(base: str, version: int, run_id: str) -> str:
+    return f"{base.rstrip('/')}/v{version:010d}_{run_id}"
+
+
+def next_location(current_location: str, run_id: str) -> str:
+    """Where the next version of a table whose data lives at ``current_location`` goes."""
+    current = current_location.rstrip("/")
+    version = parse_version(current)
+    if version is None:
+        raise MutableRunError(
+            f"the table's location {current_location!r} is not a mutable_table version "
+            "directory; was the table created by another materialization? Rebuild it with "
+            "--full-refresh (needs config full_refresh: true)"
+        )
+    return version_dir(current.rsplit("/", 1)[0], version + 1, run_id)
+
+
+def stale_version_dirs(
+    children: Sequence[str], current_location: str, keep_newer: bool
+) -> list[str]:
+    """Version directories under the table's base that no commit points at.
+
+    With ``keep_newer`` directories newer than the current version are kept: they may
+    belong to a run in progress (only a run that has just committed removes them, since
+    such a run makes every other in-flight run fail its commit check)."""
+    current = current_location.rstrip("/")
+    current_version = parse_version(current) or 0
+    stale = []
+    for child in children:
+        path = child.rstrip("/")
+        if path == current or path.rsplit("/", 1)[-1] == current.rsplit("/", 1)[-1]:
+            continue
+        version = parse_version(path)
+        if version is None:
+            continue
+        if keep_newer and version > current_version:
+            continue
+        stale.append(path)
+    return sorted(stale)
