@@ -7,12 +7,12 @@ several tracks run at the same time. A lane's output goes to a log file and is p
 whole when the lane ends, so lanes never interleave their lines. Every lane runs
 whatever the others do; the exit code is non-zero when any lane failed.
 
-`make test` runs one track. Two tracks side by side were measured on CI's 2 cores
-(2026-11-24, clean clone): the functional lane took 19.4 minutes beside the Spark 4
-check (6 alone), the Spark 4 check 16.3 (about 8 alone), the Thrift lane 15.1 beside
-the Delta lane (about 9 alone): the lanes keep both cores busy (Spark's JVM, dbt's
-Python, the cluster's executors), so side by side only adds switching, and the
-kill-point lanes need a steady load besides. `--then` lanes run after the tracks.
+`make test` runs the embedded lanes in two tracks and the Thrift lanes alone after
+them (`--then`). Measured on 2 cores (2026-11-25, clean clone): crash-lane beside
+functional took 14.0 minutes for both (10.8 and 14.0), where one after the other they
+took 19. Lanes with a standalone cluster or a server beside another lane were slower
+than alone (2026-11-24: the Thrift lane 15.1 minutes beside the Delta lane, about 9
+alone), so they keep the machine to themselves.
 """
 
 from __future__ import annotations
