@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -126,18 +126,17 @@ bench: jars
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/python bench/run_all.py --rows $(ROWS)
 
-# lint and unit first (a minute; they stop a broken change early), then the lanes, each
-# printed whole with its minutes in one summary (scripts/test_lanes.py). The embedded
-# lanes run in two tracks side by side (one Spark JVM each; crash-lane beside functional
-# measured 14.0 minutes for both against 19 one after another); the Thrift lanes, with a
-# cluster's or a server's JVMs, run alone afterwards. README, "Tests", says what each
-# lane covers.
-TRACK_A ?= functional delta-lane
-TRACK_B ?= crash-lane iceberg-lane spark4-check
-ALONE ?= thrift-lane cluster-fault-lane thrift-delta-lane thrift-iceberg-lane
-LANES ?= $(TRACK_A) $(TRACK_B) $(ALONE)
-test: lint unit jars
-	@$(BIN)/python scripts/test_lanes.py "$(TRACK_A)" "$(TRACK_B)" --then "$(ALONE)"
+# The lanes two at a time from one queue, longest first (scripts/test_lanes.py: each
+# lane starts when one of the two running ends, so both cores stay busy to the end), each
+# printed whole with its minutes in one summary; lint and the unit tests (`checks`, about
+# a minute) fill the end. README, "Tests", says what each lane covers and its minutes.
+LANES ?= delta-lane functional thrift-lane crash-lane iceberg-lane spark4-check \
+  cluster-fault-lane thrift-delta-lane thrift-iceberg-lane checks
+SLOTS ?= 2
+test: jars
+	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(LANES)
+
+checks: lint unit
 
 # The inner loop (a few minutes): lint, unit, and one smoke test per materialization on
 # the embedded session (tests marked `smoke`).

@@ -1,18 +1,18 @@
 """Run `make test`'s lanes and print one summary of their exit codes and minutes.
 
-    python scripts/test_lanes.py "spark4-check thrift-lane ..." ["other track" ...]
+    python scripts/test_lanes.py --slots 2 delta-lane functional thrift-lane ...
 
-Each positional argument is a track: its make targets run one after another, and
-several tracks run at the same time. A lane's output goes to a log file and is printed
-whole when the lane ends, so lanes never interleave their lines. Every lane runs
-whatever the others do; the exit code is non-zero when any lane failed.
+The lanes start in the order given, each as soon as one of the `--slots` running lanes
+ends (a queue, not fixed tracks): give the longest first, so that the short ones fill
+the ends. A lane's output goes to a log file and is printed whole when the lane ends, so
+lanes never interleave their lines. Every lane runs whatever the others do; the exit
+code is non-zero when any lane failed.
 
-`make test` runs the embedded lanes in two tracks and the Thrift lanes alone after
-them (`--then`). Measured on 2 cores (2026-11-25, clean clone): crash-lane beside
-functional took 14.0 minutes for both (10.8 and 14.0), where one after the other they
-took 19. Lanes with a standalone cluster or a server beside another lane were slower
-than alone (2026-11-24: the Thrift lane 15.1 minutes beside the Delta lane, about 9
-alone), so they keep the machine to themselves.
+Why a queue: on 2 cores the lanes are CPU-bound (a lane's JVM, or a Thrift server and
+its executors), so two at a time keep both cores busy, and the order decides how much
+of the end runs with one core idle. Measured on 2 cores (clean clones): two fixed tracks
+with the Thrift lanes alone after them took 56.4 minutes (2026-11-25: tracks 33.2, alone
+22.7), with one core idle while the Thrift lanes ran and at the end of the shorter track.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from pathlib import Path
 _PRINT = threading.Lock()
 
 
-def run_lane(target: str, logs: Path) -> tuple[str, int, float]:
+def run_lane(target: str, logs: Path, started_all: float) -> tuple[str, int, float, float]:
     make = os.environ.get("MAKE", "make")
     log = logs / f"{target}.log"
     started = time.monotonic()
     with _PRINT:
-        print(f"=== {target}: started", flush=True)
+        print(f"=== {target}: started at {(started - started_all) / 60:.1f} min", flush=True)
     with open(log, "wb") as sink:
         code = subprocess.call(
             [make, "--no-print-directory", target],
@@ -47,42 +47,45 @@ def run_lane(target: str, logs: Path) -> tuple[str, int, float]:
         print(f"\n=== {target}: exit {code}, {seconds / 60:.1f} min", flush=True)
         sys.stdout.write(log.read_text(errors="replace"))
         print(f"=== {target}: end of output", flush=True)
-    return target, code, seconds
+    return target, code, started - started_all, seconds
 
 
-def run_track(targets: list[str], logs: Path, results: list) -> None:
-    for target in targets:
-        results.append(run_lane(target, logs))
+def run_queue(queue: list[str], lock: threading.Lock, logs: Path, started: float, results: list):
+    """One slot: take the next lane off the shared queue until it is empty."""
+    while True:
+        with lock:
+            if not queue:
+                return
+            target = queue.pop(0)
+        results.append(run_lane(target, logs, started))
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("tracks", nargs="+", help="space-separated make targets per track")
-    parser.add_argument("--then", default="", help="make targets run alone, afterwards")
+    parser.add_argument("lanes", nargs="+", help="make targets, longest first")
+    parser.add_argument("--slots", type=int, default=2, help="lanes running at once")
     args = parser.parse_args(argv)
     logs = Path(tempfile.mkdtemp(prefix="jammi-lanes-"))
-    results: list[tuple[str, int, float]] = []
+    queue, lock = list(args.lanes), threading.Lock()
+    results: list[tuple[str, int, float, float]] = []
     started = time.monotonic()
-    threads = [
-        threading.Thread(target=run_track, args=(track.split(), logs, results))
-        for track in args.tracks
-        if track.split()
+    slots = [
+        threading.Thread(target=run_queue, args=(queue, lock, logs, started, results))
+        for _ in range(max(args.slots, 1))
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    side_by_side = time.monotonic() - started
-    run_track(args.then.split(), logs, results)
+    for slot in slots:
+        slot.start()
+    for slot in slots:
+        slot.join()
     total = time.monotonic() - started
-    print("\nlanes:")
-    for target, code, seconds in results:
-        print(f"  {'ok  ' if code == 0 else 'FAIL'} {target:<22} {seconds / 60:5.1f} min")
-    print(
-        f"  side by side {side_by_side / 60:.1f} min, then alone "
-        f"{(total - side_by_side) / 60:.1f} min; total {total / 60:.1f} min"
-    )
-    return max((code for _, code, _ in results), default=0)
+    print(f"\nlanes ({args.slots} at a time, in the order they started):")
+    for target, code, start, seconds in sorted(results, key=lambda r: r[2]):
+        print(
+            f"  {'ok  ' if code == 0 else 'FAIL'} {target:<22} {seconds / 60:5.1f} min "
+            f"(from {start / 60:4.1f} to {(start + seconds) / 60:4.1f})"
+        )
+    print(f"  total {total / 60:.1f} min")
+    return max((code for _, code, _, _ in results), default=0)
 
 
 if __name__ == "__main__":
