@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import TEST_JVM_OPTIONS
+from tests.process.class_archive import archive_options
 
 DBT = str(Path(sys.executable).parent / "dbt")
 PROJECT_NAME = "jammi_process"
@@ -297,7 +298,7 @@ def session_target(schema: str, session_dir: Path) -> dict:
             "spark.master": "local[2]",
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.showConsoleProgress": "false",
-            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
+            "spark.driver.extraJavaOptions": archive_options(TEST_JVM_OPTIONS),
         },
     }
 
