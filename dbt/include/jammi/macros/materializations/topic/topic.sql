@@ -4,9 +4,12 @@
      Phases: setup -> register (backing table, registry claim, view named after the model)
      -> stage the batch where readers cannot see it -> retention -> post-hooks (they can
      still veto the publish) -> commit (claim the offset; the only step readers see). --#}
-{% materialization topic, adapter='jammi' %}
+{% materialization topic, adapter='jammi', supported_languages=['sql', 'python'] %}
 
-  {#-- setup: validate the definition before any SQL changes state --#}
+  {#-- setup: validate the definition before any SQL changes state; a Python model's
+       program runs first and its DataFrame is the batch (python_models.sql) --#}
+  {%- set python_batch = jammi_python_model_batch() -%}
+  {%- set sql = python_batch or sql -%}
   {%- set target_relation = this.incorporate(type='view') -%}
   {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
@@ -46,6 +49,7 @@
   {%- do store_result('main', response=adapter.topic_publish_response(published.rows[0][0], offset, consumed.response if consumed else none)) -%}
 
   {% do persist_docs(target_relation, model) %}
+  {%- do jammi_drop_python_batch(python_batch) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
 
   {{ return({'relations': [target_relation]}) }}
