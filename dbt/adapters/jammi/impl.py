@@ -164,6 +164,12 @@ class JammiAdapter(
         self.unit_test_forget_fixtures()
         return super().pre_model_hook(config)
 
+    def post_model_hook(self, config: Mapping[str, Any], context: Any) -> None:
+        """After a node's materialization, failed or not: drop a Python model's batch
+        view (``python_models/``)."""
+        self.python_model_drop_batch()
+        super().post_model_hook(config, context)
+
     # --- definitions -------------------------------------------------------------
 
     @available

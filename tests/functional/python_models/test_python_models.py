@@ -108,31 +108,40 @@ PYTHON_MODELS = {
 }
 
 
+# models whose second run is asserted (incremental, mutable_table, topic, a replaced table)
+RUN_TWICE = ["py_table", "py_append", "py_overwrite", "py_mutable", "py_topic"]
+RUN_ONCE = ["py_source", "py_mutable_duplicates", "py_not_a_dataframe"]
+
+
 class TestPythonModels:
     @pytest.fixture(scope="class")
     def models(self):
         return {"src.sql": SRC, "sources.yml": SOURCES, **PYTHON_MODELS}
 
-    @pytest.fixture(scope="class", autouse=True)
-    def source_table(self, project):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": test_file_format()}}
+
+    @pytest.fixture(scope="class")
+    def results(self, project):
+        """Every model run in one invocation, then the ones with a second run in another
+        (merge only where the lane's format merges); results by model name."""
+        twice = RUN_TWICE + (["py_merge"] if test_file_format() in MERGE_LANE_FORMATS else [])
         run(project, "src")
+        first = run(project, " ".join(twice + RUN_ONCE), expect_pass=False)
+        second = run(project, " ".join(twice))
+        return {r.node.name: r for r in [*first.results, *second.results]}
 
     def table(self, project, name: str, columns: str = "*") -> list[tuple]:
         return rows(project, f"select {columns} from {project.test_schema}.{name} order by 1")
 
-    def test_table_reads_ref_and_config(self, project):
-        run(project, "py_table")
-        assert self.table(project, "py_table") == [(2, "b", 4)]
-        run(project, "py_table")  # a second run replaces the table
-        assert self.table(project, "py_table") == [(2, "b", 4)]
+    def test_table_reads_ref_and_config(self, project, results):
+        assert self.table(project, "py_table") == [(2, "b", 4)]  # replaced, not appended
 
-    def test_table_reads_source(self, project):
-        run(project, "py_source")
+    def test_table_reads_source(self, project, results):
         assert self.table(project, "py_source") == [(1, "A"), (2, "B")]
 
-    def test_incremental_append_reads_this(self, project):
-        run(project, "py_append")
-        run(project, "py_append")
+    def test_incremental_append_reads_this(self, project, results):
         assert self.table(project, "py_append", "id, name") == [
             (1, "a"),
             (2, "b"),
@@ -143,40 +152,33 @@ class TestPythonModels:
         found = rows(project, f"show tables in {project.test_schema} like 'py_append__dbt_tmp'")
         assert [r for r in found if not r[2]] == []
 
-    def test_incremental_insert_overwrite_replaces_its_partitions(self, project):
-        run(project, "py_overwrite")
-        run(project, "py_overwrite")
+    def test_incremental_insert_overwrite_replaces_its_partitions(self, project, results):
         assert self.table(project, "py_overwrite", "id, part") == [(1, "p1"), (20, "p2")]
 
-    def test_incremental_merge_updates_by_unique_key(self, project):
+    def test_incremental_merge_updates_by_unique_key(self, project, results):
         if test_file_format() not in MERGE_LANE_FORMATS:
             pytest.skip("merge needs Delta or Iceberg (their lanes run this)")
-        run(project, "py_merge")
-        run(project, "py_merge")
         assert self.table(project, "py_merge", "id, name") == [(1, "a"), (2, "B"), (3, "c")]
 
-    def test_mutable_table_applies_the_dataframe_as_its_batch(self, project):
-        run(project, "py_mutable")
-        run(project, "py_mutable")
+    def test_mutable_table_applies_the_dataframe_as_its_batch(self, project, results):
         assert self.table(project, "py_mutable", "id, name") == [(1, "a"), (2, "B"), (3, "c")]
-        assert rows(project, f"show views in {project.test_schema} like 'jammi_python*'") == []
+        views = rows(project, f"show views in {project.test_schema} like 'jammi_python*'")
+        assert views == []  # every batch view of a successful run was dropped
 
-    def test_mutable_table_batch_checks_hold(self, project):
-        results = run(project, "py_mutable_duplicates", expect_pass=False)
-        assert results.results[0].status == "error"
-        assert "deduplicate in the model" in results.results[0].message
+    def test_mutable_table_batch_checks_hold(self, project, results):
+        result = results["py_mutable_duplicates"]
+        assert result.status == "error"
+        assert "deduplicate in the model" in result.message
         assert not table_exists(project, "py_mutable_duplicates")
 
-    def test_topic_publishes_the_dataframe(self, project):
-        run(project, "py_topic")
-        run(project, "py_topic")
+    def test_topic_publishes_the_dataframe(self, project, results):
         got = rows(
             project,
             f"select _offset, count(*) from {project.test_schema}.py_topic group by 1 order by 1",
         )
         assert got == [(1, 2), (2, 2)]
 
-    def test_a_model_returning_no_dataframe_fails_clearly(self, project):
-        results = run(project, "py_not_a_dataframe", expect_pass=False)
-        assert "returned builtins.list, not a DataFrame" in results.results[0].message
+    def test_a_model_returning_no_dataframe_fails_clearly(self, project, results):
+        result = results["py_not_a_dataframe"]
+        assert "returned builtins.list, not a DataFrame" in result.message
         assert not table_exists(project, "py_not_a_dataframe")

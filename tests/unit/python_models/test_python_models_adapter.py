@@ -35,3 +35,13 @@ def test_a_python_model_over_sql_only_methods_stops_before_any_sql(method):
 def test_batch_views_are_one_per_model_and_plain_identifiers():
     assert batch_view_name("analytics", "orders") == "jammi_python_batch__analytics__orders"
     assert batch_view_name("Sales-EU", "Orders") == "jammi_python_batch__sales_eu__orders"
+
+
+def test_after_a_node_without_a_python_batch_no_spark_session_is_asked_for(monkeypatch):
+    def no_session():
+        raise AssertionError("a Spark session was asked for after a SQL model")
+
+    monkeypatch.setattr(
+        "dbt.adapters.jammi.python_models.python_models_adapter._session", no_session
+    )
+    RemoteAdapter("thrift").python_model_drop_batch()  # post_model_hook of every node

@@ -14,6 +14,7 @@ Databricks cluster) is not taken.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,11 @@ def _session() -> Any:
 
 
 class PythonModelsAdapterMixin(StatementsMixin):
+    @property
+    def _python_batches(self) -> dict[int, str]:
+        """The batch view each of dbt's threads holds for the Python model it runs."""
+        return self.__dict__.setdefault("_python_batch_views", {})
+
     @available
     def python_model_batch_sql(self, model: Mapping[str, Any], program: str) -> str:
         """Run ``model``'s program (its compiled code) and return the query that reads
@@ -62,10 +68,12 @@ class PythonModelsAdapterMixin(StatementsMixin):
         check_dataframe(guard, connection, dataframe)
         view = batch_view_name(str(model["schema"]), str(model["alias"]))
         dataframe.createOrReplaceTempView(view)
+        self._python_batches[threading.get_ident()] = view
         return f"select * from {view}"
 
-    @available
-    def python_model_drop_batch(self, model: Mapping[str, Any]) -> str:
-        """Drop ``model``'s batch view (its statements have run). Renders nothing."""
-        _session().catalog.dropTempView(batch_view_name(str(model["schema"]), str(model["alias"])))
-        return ""
+    def python_model_drop_batch(self) -> None:
+        """Drop the batch view of the node this thread ran, if it ran a Python model
+        (the adapter's post_model_hook: after the node, also when it failed)."""
+        view = self._python_batches.pop(threading.get_ident(), None)
+        if view is not None:
+            _session().catalog.dropTempView(view)

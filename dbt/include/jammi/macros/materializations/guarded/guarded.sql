@@ -6,10 +6,8 @@
      same guard, is the batch dbt-spark's SQL path writes (python_models.sql). --#}
 
 {% materialization table, adapter='jammi', supported_languages=['sql', 'python'] %}
-  {%- set python_batch = jammi_python_model_batch() -%}
-  {%- if python_batch is none -%}{%- do jammi_check_tenant_reads() -%}{%- endif -%}
+  {%- if jammi_python_model_batch() is none -%}{%- do jammi_check_tenant_reads() -%}{%- endif -%}
   {%- set result = materialization_table_spark() -%}
-  {%- do jammi_drop_python_batch(python_batch) -%}
   {{ return(result) }}
 {% endmaterialization %}
 
@@ -20,9 +18,7 @@
 {% endmaterialization %}
 
 {% materialization incremental, adapter='jammi', supported_languages=['sql', 'python'] %}
-  {%- set python_batch = jammi_python_model_batch() -%}
-  {%- if python_batch is none -%}{%- do jammi_check_tenant_reads() -%}{%- endif -%}
+  {%- if jammi_python_model_batch() is none -%}{%- do jammi_check_tenant_reads() -%}{%- endif -%}
   {%- set result = materialization_incremental_spark() -%}
-  {%- do jammi_drop_python_batch(python_batch) -%}
   {{ return(result) }}
 {% endmaterialization %}

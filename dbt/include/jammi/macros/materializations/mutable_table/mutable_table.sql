@@ -6,8 +6,7 @@
 
   {#-- 1. setup; a Python model's program runs first, and its DataFrame is the batch
        (python_models.sql): every step below reads it like a SQL model's output --#}
-  {%- set python_batch = jammi_python_model_batch() -%}
-  {%- set compiled_code = python_batch or compiled_code -%}
+  {%- set compiled_code = jammi_python_model_batch() or compiled_code -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing_relation = load_relation(this) -%}
   {%- set tenant = jammi_bound_tenant() -%}
@@ -92,7 +91,6 @@
     {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
   {%- endif -%}
   {%- do drop_mutable_run_relations(run_relations) -%}
-  {%- do jammi_drop_python_batch(python_batch) -%}
   {%- if definition.get('expire_snapshots') -%}
     {#-- Iceberg only (refused elsewhere): snapshots beyond versions_kept are expired --#}
     {%- do adapter.mutable_expire_iceberg_snapshots(target_relation, definition.versions_kept, model.name) -%}

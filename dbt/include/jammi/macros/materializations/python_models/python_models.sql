@@ -1,8 +1,8 @@
 {#-- Python models (def model(dbt, session)) on the embedded session
      (docs/python_models.md). The model's program runs in dbt's process at the start of
      its materialization; the DataFrame it returns, checked by the tenant guard, is read
-     through a temporary view (adapter.python_model_batch_view) by the same statements a
-     SQL model's output would be. Over thrift, http and odbc a Python model stops here,
+     through a temporary view by the same statements a SQL model's output would be; the
+     adapter drops the view when the node ends (post_model_hook), failed or not. Over thrift, http and odbc a Python model stops here,
      before any SQL. --#}
 
 
@@ -18,13 +18,4 @@
   {%- do context.update({'compiled_code': batch_sql, 'sql': batch_sql}) -%}
   {%- do model.update({'language': 'sql'}) -%}
   {{ return(batch_sql) }}
-{%- endmacro %}
-
-
-{#-- After the statements that read a Python model's batch (jammi_python_model_batch's
-     query; none for a SQL model): drop its view. --#}
-{% macro jammi_drop_python_batch(batch_sql) -%}
-  {%- if batch_sql is not none -%}
-    {%- do adapter.python_model_drop_batch(model) -%}
-  {%- endif -%}
 {%- endmacro %}

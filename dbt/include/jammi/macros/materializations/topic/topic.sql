@@ -8,8 +8,7 @@
 
   {#-- setup: validate the definition before any SQL changes state; a Python model's
        program runs first and its DataFrame is the batch (python_models.sql) --#}
-  {%- set python_batch = jammi_python_model_batch() -%}
-  {%- set sql = python_batch or sql -%}
+  {%- set sql = jammi_python_model_batch() or sql -%}
   {%- set target_relation = this.incorporate(type='view') -%}
   {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
@@ -49,7 +48,6 @@
   {%- do store_result('main', response=adapter.topic_publish_response(published.rows[0][0], offset, consumed.response if consumed else none)) -%}
 
   {% do persist_docs(target_relation, model) %}
-  {%- do jammi_drop_python_batch(python_batch) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
 
   {{ return({'relations': [target_relation]}) }}
