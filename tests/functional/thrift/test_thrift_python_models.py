@@ -42,6 +42,8 @@ class TestPythonModelsOverThrift:
         assert refused.status == "error"
         assert "connection method 'thrift' cannot run Python models" in refused.message
         assert "method: session" in refused.message
-        # no statement ran on the Python model's connection
+        # statements are logged per node's connection: the SQL model's are, and none ran
+        # on the Python model's
+        assert "On model.test.orders: " in log
         assert "On model.test.py_orders: " not in log
         assert not table_exists(project, "py_orders")
