@@ -1,8 +1,9 @@
 """The tenant read guard through a Python model's reads (issue 37): in a run bound to
-'acme', dbt.ref() and dbt.source() hand the model acme's and the shared rows only, and a
-DataFrame that reads a tenant-scoped table any other way (session.table, session.sql,
-the table's files by path, a union with a scoped read) fails the model before anything
-is written. Unbound, the same probes read every tenant's rows."""
+'acme', dbt.ref() and dbt.source() hand the model acme's and the shared rows only, and
+session.sql() is scoped like a SQL model's statement (also when its rows are collected
+into Python); session.table() of a tenant-scoped table (also collected), the table's
+files by path, a union with a scoped read and a hand-written filter fail the model before
+anything is written. Unbound, the same probes read every tenant's rows."""
 
 from __future__ import annotations
 
@@ -36,14 +37,20 @@ SCOPED = {
     "py_source": TABLE + '    return dbt.source("jammi", "prices").select("sku", "tenant_id")\n',
     "py_filtered_ref": TABLE + '    prices = dbt.ref("prices")\n'
     '    return prices.where(prices.price > 0).select("sku", "tenant_id")\n',
+    "py_session_sql": TABLE
+    + '    return session.sql(f"select sku, tenant_id from {dbt.this.schema}.prices")\n',
+    "py_collected_sql": TABLE
+    + '    got = session.sql(f"select sku, tenant_id from {dbt.this.schema}.prices")\n'
+    '    return session.createDataFrame(got.collect(), "sku string, tenant_id string")\n',
 }
 
 # read around dbt: refused
 REFUSED = {
     "py_session_table": TABLE
     + '    return session.table(f"{dbt.this.schema}.prices").select("sku", "tenant_id")\n',
-    "py_session_sql": TABLE
-    + '    return session.sql(f"select sku, tenant_id from {dbt.this.schema}.prices")\n',
+    "py_collected_table": TABLE
+    + '    got = session.table(f"{dbt.this.schema}.prices").select("sku", "tenant_id")\n'
+    '    return session.createDataFrame(got.collect(), "sku string, tenant_id string")\n',
     "py_union": TABLE + '    scoped = dbt.ref("prices").select("sku", "tenant_id")\n'
     '    raw = session.table(f"{dbt.this.schema}.prices").select("sku", "tenant_id")\n'
     "    return scoped.union(raw)\n",
@@ -114,9 +121,10 @@ class TestPythonTenantReads:
         assert not table_exists(project, name)
 
     def test_unbound_runs_read_every_tenant(self, project, bound_results):
-        run(project, "py_session_table py_union")  # the admin reads everything
-        assert self.skus(project, "py_session_table") == ["a", "g", "s"]
-        assert self.skus(project, "py_union") == ["a", "g", "s"]
+        unbound = ["py_session_table", "py_collected_table", "py_collected_sql", "py_union"]
+        run(project, " ".join(unbound))  # the admin reads everything
+        for name in unbound:
+            assert self.skus(project, name) == ["a", "g", "s"], name
 
     def test_bound_mutable_table_writes_its_tenants_rows(self, project):
         run(project, "py_mutable", ACME)

@@ -23,7 +23,11 @@ from dbt.adapters.base import available
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.python_models.methods import check_python_method
 from dbt.adapters.jammi.python_models.model_program import run_model_program
-from dbt.adapters.jammi.tenancy.bound_dataframe import check_dataframe, scoped_read
+from dbt.adapters.jammi.tenancy.bound_dataframe import (
+    TenantBoundSession,
+    check_dataframe,
+    scoped_read,
+)
 
 
 def batch_view_name(schema: str, identifier: str) -> str:
@@ -64,7 +68,10 @@ class PythonModelsAdapterMixin(StatementsMixin):
         def load_relation(relation: str) -> Any:
             return scoped_read(guard, connection, session, relation)
 
-        dataframe = run_model_program(program, session, load_relation, name)
+        model_session = session
+        if guard.tenant is not None:
+            model_session = TenantBoundSession(session, guard, connection)
+        dataframe = run_model_program(program, model_session, load_relation, name)
         check_dataframe(guard, connection, dataframe)
         view = batch_view_name(str(model["schema"]), str(model["alias"]))
         dataframe.createOrReplaceTempView(view)

@@ -7,8 +7,11 @@
   on its plan; else TenantReadError;
 - :func:`check_dataframe` -- the DataFrame the model returns, before anything is written:
   every scan of a tenant-scoped table in its plan must sit under the adapter's scope, so
-  a read that bypassed ``dbt.ref`` (``session.table(...)``, ``spark.read`` of a table's
-  files, ``session.sql(...)``) fails the model.
+  a read that bypassed ``dbt.ref`` (``spark.read`` of a table's files, a read through
+  another session object) fails the model;
+- :class:`TenantBoundSession` -- the ``session`` the model receives: its ``sql()`` is
+  scoped like a SQL statement, its ``table()`` of a tenant-scoped table refused when it
+  is called (before any row reaches Python).
 
 Unbound runs: ``session.table`` and no check. Nothing here runs a query; Spark analyzes
 a DataFrame when it is built. docs/python_models.md, "Tenant-bound runs".
@@ -22,6 +25,7 @@ from typing import Any
 
 from dbt.adapters.contracts.connection import Connection
 
+from dbt.adapters.jammi.tenancy.bound_statement import scoped_statement
 from dbt.adapters.jammi.tenancy.guard import TenantGuard, TenantReadError
 from dbt.adapters.jammi.tenancy.plan import UNNAMED_SCAN, UnscopedScan, scoped_relation_sql
 from dbt.adapters.jammi.tenancy.plan_jvm import dataframe_plan
@@ -79,3 +83,33 @@ def python_read_message(connection_name: Any, scans: Sequence[UnscopedScan], ten
         "spark.read. Run unbound (no profile tenant, no var jammi_tenant) to read every "
         "tenant's rows."
     )
+
+
+class TenantBoundSession:
+    """The SparkSession a Python model receives in a bound run (unbound runs hand it the
+    session itself). ``sql()`` passes the tenant guard's one entry for statements
+    (``bound_statement.scoped_statement``: analyzed before it runs, its reads scoped in
+    its text or refused), as a SQL model's statements do; ``table()`` of a tenant-scoped
+    table is refused (read it with ``dbt.ref``/``dbt.source``), so rows a model would
+    pull into Python (``collect()``) pass the guard too. Everything else is the
+    session's own."""
+
+    def __init__(self, session: Any, guard: TenantGuard, connection: Connection) -> None:
+        self._session = session
+        self._guard = guard
+        self._connection = connection
+
+    def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> Any:  # noqa: N803
+        if args or kwargs:  # parameter markers: analyzed with their values bound
+            read = self._session.sql(sqlQuery, args, **kwargs)
+            check_dataframe(self._guard, self._connection, read)
+            return read
+        return self._session.sql(scoped_statement(self._guard, self._connection, sqlQuery))
+
+    def table(self, tableName: str) -> Any:  # noqa: N803
+        read = self._session.table(tableName)
+        check_dataframe(self._guard, self._connection, read)
+        return read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
