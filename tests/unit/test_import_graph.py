@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"credentials", "__version__"},
     {"engine"},
     {"tenancy"},
+    {"python_models"},
     {"topic"},
     {"mutable_table"},
     {"unit_testing"},

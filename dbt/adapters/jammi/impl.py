@@ -44,6 +44,7 @@ from dbt.adapters.jammi.mutable_table.tblproperties_config import validate_tblpr
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import validate_expire_snapshots
 from dbt.adapters.jammi.mutable_table.versions.kept_versions import validate_versions_kept
 from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
+from dbt.adapters.jammi.python_models.python_models_adapter import PythonModelsAdapterMixin
 from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
@@ -95,6 +96,7 @@ class JammiAdapter(
     VersionsAdapterMixin,
     MutableRulesAdapterMixin,
     TopicAdapterMixin,
+    PythonModelsAdapterMixin,
     TenantGuardAdapterMixin,
     UnitTestAdapterMixin,
     DeltaReplaceAdapterMixin,
@@ -161,6 +163,12 @@ class JammiAdapter(
         by then): forget how its unit test read its fixtures."""
         self.unit_test_forget_fixtures()
         return super().pre_model_hook(config)
+
+    def post_model_hook(self, config: Mapping[str, Any], context: Any) -> None:
+        """After a node's materialization, failed or not: drop a Python model's batch
+        view (``python_models/``)."""
+        self.python_model_drop_batch()
+        super().post_model_hook(config, context)
 
     # --- definitions -------------------------------------------------------------
 

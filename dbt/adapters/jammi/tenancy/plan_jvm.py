@@ -36,6 +36,17 @@ def analyzed_plan(spark: Any, sql: str, tenant: str) -> PlanNode:
     return _convert(analyzed, tenant, logical)
 
 
+def dataframe_plan(dataframe: Any, tenant: str) -> PlanNode:
+    """The analyzed plan of a DataFrame (a Python model's result, a read it made):
+    Spark has analyzed it already; nothing runs."""
+    spark = dataframe.sparkSession
+    analyzed = dataframe._jdf.queryExecution().analyzed()
+    logical = spark._jvm.java.lang.Class.forName(
+        "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
+    )
+    return _convert(analyzed, tenant, logical)
+
+
 def _seq(seq: Any) -> list[Any]:
     return [seq.apply(i) for i in range(seq.size())]
 

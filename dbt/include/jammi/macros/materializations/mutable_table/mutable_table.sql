@@ -2,9 +2,11 @@
      Phases: setup -> batch (validate) -> plan (change set) -> apply (create | merge |
      rewrite) -> finish (properties, registry, cleanup, docs, hooks). docs/mutable_table.md --#}
 
-{% materialization mutable_table, adapter='jammi', supported_languages=['sql'] %}
+{% materialization mutable_table, adapter='jammi', supported_languages=['sql', 'python'] %}
 
-  {#-- 1. setup --#}
+  {#-- 1. setup; a Python model's program runs first, and its DataFrame is the batch
+       (python_models.sql): every step below reads it like a SQL model's output --#}
+  {%- set compiled_code = jammi_python_model_batch() or compiled_code -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing_relation = load_relation(this) -%}
   {%- set tenant = jammi_bound_tenant() -%}

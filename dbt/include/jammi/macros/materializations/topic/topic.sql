@@ -4,9 +4,11 @@
      Phases: setup -> register (backing table, registry claim, view named after the model)
      -> stage the batch where readers cannot see it -> retention -> post-hooks (they can
      still veto the publish) -> commit (claim the offset; the only step readers see). --#}
-{% materialization topic, adapter='jammi' %}
+{% materialization topic, adapter='jammi', supported_languages=['sql', 'python'] %}
 
-  {#-- setup: validate the definition before any SQL changes state --#}
+  {#-- setup: validate the definition before any SQL changes state; a Python model's
+       program runs first and its DataFrame is the batch (python_models.sql) --#}
+  {%- set sql = jammi_python_model_batch() or sql -%}
   {%- set target_relation = this.incorporate(type='view') -%}
   {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}

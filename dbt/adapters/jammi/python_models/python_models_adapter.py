@@ -1,0 +1,86 @@
+"""The Python models' mixin: what the jammi materializations call for a model written in
+Python (docs/python_models.md).
+
+A Python model runs in two steps. Its program runs in this process on the embedded
+session (model_program.py); the DataFrame it returns is checked by the tenant guard on
+its analyzed plan (tenancy/bound_dataframe.py) and registered as a temporary view,
+:func:`batch_view_name`. Then the materialization reads that view as it reads a SQL
+model's output (:meth:`python_model_batch_sql`): ``table`` and ``incremental`` through
+dbt-spark's SQL path, ``mutable_table`` and ``topic`` as their batch, with every rule and
+check of a SQL model. dbt's own route for Python (``submit_python_job``, a job sent to a
+Databricks cluster) is not taken.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from dbt.adapters.base import available
+
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.python_models.methods import check_python_method
+from dbt.adapters.jammi.python_models.model_program import run_model_program
+from dbt.adapters.jammi.tenancy.bound_dataframe import (
+    TenantBoundSession,
+    check_dataframe,
+    scoped_read,
+)
+
+
+def batch_view_name(schema: str, identifier: str) -> str:
+    """The temporary view a Python model's DataFrame is read through, one per model
+    (the embedded session's temporary views are shared by dbt's threads)."""
+    plain = re.sub(r"[^a-z0-9_]", "_", f"{schema}__{identifier}".lower())
+    return f"jammi_python_batch__{plain}"
+
+
+def _method_name(method: Any) -> str:
+    return str(getattr(method, "value", method))
+
+
+def _session() -> Any:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+
+class PythonModelsAdapterMixin(StatementsMixin):
+    @property
+    def _python_batches(self) -> dict[int, str]:
+        """The batch view each of dbt's threads holds for the Python model it runs."""
+        return self.__dict__.setdefault("_python_batch_views", {})
+
+    @available
+    def python_model_batch_sql(self, model: Mapping[str, Any], program: str) -> str:
+        """Run ``model``'s program (its compiled code) and return the query that reads
+        its DataFrame; the materialization reads it as a SQL model's output. Fails
+        before any SQL on a connection method that does not run Python."""
+        name = str(model["name"])
+        method = self.config.credentials.method  # type: ignore[attr-defined]
+        check_python_method(_method_name(method), name)
+        connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
+        guard = self.connections.tenant_guard  # type: ignore[attr-defined]
+        session = _session()
+
+        def load_relation(relation: str) -> Any:
+            return scoped_read(guard, connection, session, relation)
+
+        model_session = session
+        if guard.tenant is not None:
+            model_session = TenantBoundSession(session, guard, connection)
+        dataframe = run_model_program(program, model_session, load_relation, name)
+        check_dataframe(guard, connection, dataframe)
+        view = batch_view_name(str(model["schema"]), str(model["alias"]))
+        dataframe.createOrReplaceTempView(view)
+        self._python_batches[threading.get_ident()] = view
+        return f"select * from {view}"
+
+    def python_model_drop_batch(self) -> None:
+        """Drop the batch view of the node this thread ran, if it ran a Python model
+        (the adapter's post_model_hook: after the node, also when it failed)."""
+        view = self._python_batches.pop(threading.get_ident(), None)
+        if view is not None:
+            _session().catalog.dropTempView(view)

@@ -1,0 +1,24 @@
+"""Which connection methods run a Python model, and the refusal the others give."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.python_models.methods import PYTHON_METHODS, check_python_method
+
+
+def test_the_embedded_session_runs_python():
+    assert "session" in PYTHON_METHODS
+    check_python_method("session", "orders")  # no error
+
+
+@pytest.mark.parametrize("method", ["thrift", "http", "odbc"])
+def test_sql_only_methods_are_refused_naming_the_ones_that_run_python(method):
+    with pytest.raises(JammiValidationError) as raised:
+        check_python_method(method, "orders")
+    message = str(raised.value)
+    assert "python model 'orders'" in message
+    assert f"connection method '{method}' cannot run Python models" in message
+    for runs_python in PYTHON_METHODS:
+        assert f"method: {runs_python}" in message
