@@ -184,10 +184,9 @@ def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
 def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     defn = versioned_partial_definition()
     sql = merge_batch_sql(defn)
-    # the batch is the source: no change set, no join with the table before the MERGE
-    assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
+    # the batch is the source: no change set, no statement before the MERGE
+    assert "using ( select s.* from ( select * from ( select *, row_number() over batch_key" in sql
     assert "from prices__jammi_batch" in sql and "change_set" not in sql
-    assert "analytics.prices" not in sql.split("using", 1)[1]
     # one tenant per run (here: the shared rows): the key alone joins, within the scope
     assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
     # with deletes under a version rule, a tombstoned row matches no clause (tombstones.sql)
@@ -210,6 +209,44 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
         "when _rn = 2 and _version_above = `v` then "
         "raise_error('jammi-batch-check:duplicate_version') else _rn = 1 end"
     ) in sql
+
+
+def test_merge_batch_source_drops_the_rows_that_change_nothing():
+    """The stored rows are read inside the MERGE's USING (the MERGE's own transaction):
+    a batch row stays when its key is not stored, or it is newer and deletes or changes
+    a value; its checks run before the join (the window is below it)."""
+    sql = merge_batch_sql(versioned_partial_definition())
+    source = sql.split(" as s on ", 1)[0]
+    assert source.count("raise_error(") == 3
+    assert source.index("raise_error(") < source.index("left join analytics.prices as stored")
+    assert (
+        "as s left join analytics.prices as stored on stored.`sku` = s.`sku` and stored.tenant_id is null where stored.`sku` is null"
+        in source
+    )
+    newer = "coalesce(s.`v` > stored.`v`, true) and not s._tombstoned"
+    assert f"or s._is_delete and {newer} or not s._is_delete and {newer}" in source
+    assert (
+        "and not (coalesce(s.`price`, stored.`price`) <=> stored.`price` and "
+        "coalesce(s.`label`, stored.`label`) <=> stored.`label` and "
+        "coalesce(s.`v`, stored.`v`) <=> stored.`v`) ) as s"
+    ) in sql
+    # a bound tenant: the stored rows of its scope only
+    bound = merge_batch_sql(definition(PRICES, primary_key=["sku"]), tenant="acme")
+    assert "on stored.`sku` = s.`sku` and stored.tenant_id = 'acme' where" in bound
+    assert "or s._is_delete" not in bound.split(" as s on ", 1)[0]  # no delete_when
+    # tenant_from, unbound: each row's own tenant
+    each = merge_batch_sql(
+        definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org")
+    )
+    assert "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where" in each
+
+
+def test_merge_batch_with_hard_deletes_keeps_every_batch_row():
+    """hard_deletes: delete -- a stored key absent from the source is deleted, so no
+    unchanged row may leave the source."""
+    sql = merge_batch_sql(definition(PRICES, primary_key=["sku"], hard_deletes="delete"))
+    assert "stored" not in sql
+    assert "analytics.prices" not in sql.split("using", 1)[1]
 
 
 def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():

@@ -33,7 +33,11 @@
 {%- endfor -%}
 merge into {{ target_relation }} as t
 using (
+  {%- if definition.hard_deletes == 'delete' %}
   {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
+  {%- else %}
+  {{ get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) }}
+  {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
 {%- if definition.delete_when %}
@@ -64,15 +68,47 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- endmacro %}
 
 
+{#-- The checked batch without the rows that change nothing: a stored key's row that is
+     not newer, or that would update no value. A snapshot feed (the whole table re-sent,
+     a few rows changed) then gives Delta only the changed rows, so only the files
+     holding them are touched. The stored rows are read here, inside the MERGE's USING:
+     the read belongs to the MERGE's own transaction, so a concurrent commit to the
+     table still refuses this one (no lost update). The MERGE's clauses keep their own
+     tests (a dropped row would have matched no clause). Not with hard_deletes: delete
+     (a dropped row's stored key would be deleted as absent from the batch). --#}
+{% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set merge_functions = definition.get('merge_functions') or {} -%}
+{%- set types = {} -%}
+{%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
+{%- set newer -%}
+  {%- if definition.version_column -%}{{ mutable_version_newer(definition, 's.', 'stored.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
+{%- endset -%}
+select s.* from (
+  {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
+) as s
+left join {{ target_relation }} as stored
+  on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
+where stored.{{ q(definition.storage_key[0]) }} is null
+  {%- if definition.delete_when %}
+  or s._is_delete and {{ newer }}
+  {%- endif %}
+  {%- if definition.value_columns %}
+  or not s._is_delete and {{ newer }}
+    and not ({% for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 'stored.' ~ q(c), definition.partial_updates), 'stored.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor %})
+  {%- endif %}
+{%- endmacro %}
+
+
 {#-- The MERGE's ON condition. Unless an unbound tenant_from run stamps each row with its
      own tenant, every batch row has the run's one tenant: the key alone matches, within
      the run's scope (no NULL-safe tenant comparison in the join, and the batch's window
      partitions by the key alone). --#}
-{% macro mutable_merge_batch_key_match(definition, tenant) -%}
+{% macro mutable_merge_batch_key_match(definition, tenant, t='t') -%}
   {%- if definition.tenant_from and tenant is none -%}
-    {{ mutable_key_match_clause(definition, 't', 's') }}
+    {{ mutable_key_match_clause(definition, t, 's') }}
   {%- else -%}
-    {%- for k in definition.storage_key %}t.{{ adapter.quote_column(k) }} = s.{{ adapter.quote_column(k) }} and {% endfor %}{{ mutable_target_scope_clause(definition, tenant, 't') }}
+    {%- for k in definition.storage_key %}{{ t }}.{{ adapter.quote_column(k) }} = s.{{ adapter.quote_column(k) }} and {% endfor %}{{ mutable_target_scope_clause(definition, tenant, t) }}
   {%- endif -%}
 {%- endmacro %}
 

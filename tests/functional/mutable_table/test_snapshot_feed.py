@@ -1,0 +1,74 @@
+"""A snapshot feed: the source re-sends the whole table each run and a few rows changed.
+A batch that changes nothing commits nothing (no new version); on Delta the MERGE is
+given only the changed rows (merge_batch.sql), so it rewrites only the files holding
+them, and the changelog carries exactly the changes."""
+
+import pytest
+
+from tests.functional.mutable_table.util import (
+    MutableProjectBase,
+    rows,
+    run,
+    table_rows,
+    table_version,
+)
+
+# batches 1 and 2: ids 1-3, then 11-13 (on Delta, a file each); 3: the whole table
+# again, one row changed; 4: the same again; 5: the same plus an older row of key 12
+FEED = """
+{{ config(materialized='mutable_table', primary_key=['id'], version_column='v') }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %}
+  (1, 'a', 1L), (2, 'b', 1L), (3, 'c', 1L)
+{% elif b == 2 %}
+  (11, 'k', 1L), (12, 'l', 1L), (13, 'm', 1L)
+{% else %}
+  (1, 'a', 1L), (2, 'b', 1L), (3, 'c', 1L),
+  (11, 'k', 1L), (12, 'l2', 2L), (13, 'm', 1L)
+  {%- if b == 5 %}, (12, 'stale', 1L){% endif %}
+{% endif %}
+as t(id, label, v)
+"""
+
+AFTER = [(1, "a", 1), (2, "b", 1), (3, "c", 1), (11, "k", 1), (12, "l2", 2), (13, "m", 1)]
+
+
+def delta_version(project, table: str) -> int:
+    history = rows(project, f"describe history {project.test_schema}.{table} limit 1")
+    return int(history[0][0])
+
+
+def committed_version(project, table: str, fmt: str):
+    """What moves when a run commits: Delta's table version, else table_version's."""
+    return delta_version(project, table) if fmt == "delta" else table_version(project, table, fmt)
+
+
+class TestSnapshotFeed(MutableProjectBase):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"feed.sql": FEED}
+
+    def test_an_unchanged_snapshot_commits_nothing(self, project, fmt):
+        run(project, "feed", {"batch": 1})
+        run(project, "feed", {"batch": 2})
+        before = committed_version(project, "feed", fmt)
+        run(project, "feed", {"batch": 3})
+        assert table_rows(project, "feed", "id, label, v") == AFTER
+        changed = committed_version(project, "feed", fmt)
+        assert changed != before  # one changed row: one commit
+        if fmt == "delta":
+            history = rows(project, f"describe history {project.test_schema}.feed limit 1")
+            metrics = history[0][12]  # operationMetrics
+            assert history[0][4] == "MERGE"
+            assert metrics["numTargetRowsUpdated"] == "1"
+            # one file holds the changed row: the first run's file is not touched
+            assert metrics["numTargetFilesRemoved"] == "1"
+
+        # the same snapshot again, and one whose only difference is an older row of a
+        # key that appears twice (the newer one wins, it is stored already)
+        for batch in (4, 5):
+            result = run(project, "feed", {"batch": batch})
+            assert table_rows(project, "feed", "id, label, v") == AFTER
+            assert committed_version(project, "feed", fmt) == changed
+            assert result.results[0].adapter_response.get("rows_affected") == 0
