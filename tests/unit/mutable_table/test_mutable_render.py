@@ -177,16 +177,24 @@ def versioned_partial_definition() -> dict:
     return defn
 
 
-def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
-    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
+def merge_batch_sql(defn: dict, tenant: Optional[str] = None, drop_unchanged=False) -> str:
+    return render(
+        "get_merge_batch_sql",
+        defn,
+        "analytics.prices",
+        "prices__jammi_batch",
+        tenant,
+        drop_unchanged,
+    )
 
 
 def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     defn = versioned_partial_definition()
     sql = merge_batch_sql(defn)
     # the batch is the source: no change set, no statement before the MERGE
-    assert "using ( select s.* from ( select * from ( select *, row_number() over batch_key" in sql
+    assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
     assert "from prices__jammi_batch" in sql and "change_set" not in sql
+    assert "analytics.prices" not in sql.split("using", 1)[1]  # not a snapshot feed's
     # one tenant per run (here: the shared rows): the key alone joins, within the scope
     assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
     # with deletes under a version rule, a tombstoned row matches no clause (tombstones.sql)
@@ -215,14 +223,14 @@ def test_merge_batch_source_drops_the_rows_that_change_nothing():
     """The stored rows are read inside the MERGE's USING (the MERGE's own transaction):
     a batch row stays when its key is not stored, or it is newer and deletes or changes
     a value; its checks run before the join (the window is below it)."""
-    sql = merge_batch_sql(versioned_partial_definition())
+    sql = merge_batch_sql(versioned_partial_definition(), drop_unchanged=True)
     source = sql.split(" as s on ", 1)[0]
     assert source.count("raise_error(") == 3
     assert source.index("raise_error(") < source.index("left join analytics.prices as stored")
     assert (
-        "as s left join analytics.prices as stored on stored.`sku` = s.`sku` and stored.tenant_id is null where stored.`sku` is null"
-        in source
-    )
+        "as s left join analytics.prices as stored on stored.`sku` = s.`sku` and "
+        "stored.tenant_id is null where stored.`sku` is null"
+    ) in source
     newer = "coalesce(s.`v` > stored.`v`, true) and not s._tombstoned"
     assert f"or s._is_delete and {newer} or not s._is_delete and {newer}" in source
     assert (
@@ -231,22 +239,15 @@ def test_merge_batch_source_drops_the_rows_that_change_nothing():
         "coalesce(s.`v`, stored.`v`) <=> stored.`v`) ) as s"
     ) in sql
     # a bound tenant: the stored rows of its scope only
-    bound = merge_batch_sql(definition(PRICES, primary_key=["sku"]), tenant="acme")
+    bound = merge_batch_sql(definition(PRICES, primary_key=["sku"]), "acme", True)
     assert "on stored.`sku` = s.`sku` and stored.tenant_id = 'acme' where" in bound
     assert "or s._is_delete" not in bound.split(" as s on ", 1)[0]  # no delete_when
     # tenant_from, unbound: each row's own tenant
     each = merge_batch_sql(
-        definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org")
+        definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org"),
+        drop_unchanged=True,
     )
     assert "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where" in each
-
-
-def test_merge_batch_with_hard_deletes_keeps_every_batch_row():
-    """hard_deletes: delete -- a stored key absent from the source is deleted, so no
-    unchanged row may leave the source."""
-    sql = merge_batch_sql(definition(PRICES, primary_key=["sku"], hard_deletes="delete"))
-    assert "stored" not in sql
-    assert "analytics.prices" not in sql.split("using", 1)[1]
 
 
 def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():
@@ -408,6 +409,7 @@ def statements_for_parsing() -> dict[str, str]:
         out[f"merge_{name}"] = merge_sql(defn)
         if defn["history"] != "scd2":
             out[f"merge_batch_{name}"] = merge_batch_sql(defn, tenant="o'brien")
+            out[f"merge_batch_snapshot_{name}"] = merge_batch_sql(defn, "o'brien", True)
         if defn["history"] != "scd2":
             out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
             out[f"write_{name}"] = render(

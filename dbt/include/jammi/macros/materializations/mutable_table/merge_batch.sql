@@ -18,7 +18,9 @@
      'jammi-batch-check:<kind>' and the MERGE aborts before it commits, so nothing is
      written; the run then reads the checks' samples for its error message. --#}
 
-{% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
+{#-- `drop_unchanged`: the source keeps only the rows that change something
+     (get_merge_batch_changes_sql; mutable_merge_batch_drops_unchanged decides). --#}
+{% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged=false) -%}
 {%- set q = adapter.quote_column -%}
 {%- set version = definition.version_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
@@ -33,10 +35,10 @@
 {%- endfor -%}
 merge into {{ target_relation }} as t
 using (
-  {%- if definition.hard_deletes == 'delete' %}
-  {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
-  {%- else %}
+  {%- if drop_unchanged %}
   {{ get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) }}
+  {%- else %}
+  {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
@@ -76,6 +78,22 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
      table still refuses this one (no lost update). The MERGE's clauses keep their own
      tests (a dropped row would have matched no clause). Not with hard_deletes: delete
      (a dropped row's stored key would be deleted as absent from the batch). --#}
+{#-- Whether the MERGE's source drops the rows that change nothing: when the batch is
+     a snapshot feed's (Spark estimates it at least half the table's size, or the table
+     is small; merge_commit.is_snapshot_batch), never with hard_deletes: delete. The
+     estimates are `explain cost` (no job runs). A smaller batch keeps the plain source:
+     joining it with the stored rows would cost a shuffle of the whole table per pass,
+     for few rows to drop. --#}
+{% macro mutable_merge_batch_drops_unchanged(definition, batch_source, target_relation) -%}
+  {%- if definition.hard_deletes == 'delete' -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- set batch_plan = jammi_engine_query('explain cost select * from ' ~ batch_source ~ ' as batch') -%}
+  {%- set table_plan = jammi_engine_query('explain cost select * from ' ~ target_relation) -%}
+  {{ return(adapter.mutable_snapshot_batch(batch_plan.rows, table_plan.rows)) }}
+{%- endmacro %}
+
+
 {% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
@@ -118,7 +136,8 @@ where stored.{{ q(definition.storage_key[0]) }} is null
      what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
      the run with the check's samples (nothing was written). --#}
 {% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt) -%}
-  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
+  {%- set drop_unchanged = mutable_merge_batch_drops_unchanged(definition, batch_source, target_relation) -%}
+  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged) -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
   {%- if merged.get('rejected') -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
