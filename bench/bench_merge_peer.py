@@ -4,7 +4,7 @@ Both sides apply the same batch to a table of the same N rows and format, in the
 process (one JVM): ours is a `mutable_table` (primary key `id`, with its checks:
 NULL and duplicate keys, tenant scope, no-op updates left alone); the peer is
 dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key: id`
-(one plain MERGE that updates every matched row). Three batch shapes:
+(one plain MERGE that updates every matched row). Four batch shapes by default:
 
   1pct         1% of the keys change (new values each round)
   100keys      100 keys spread over the table change
