@@ -31,6 +31,16 @@ select * from values
 as t(id, label, v)
 """
 
+# hard_deletes: a key the snapshot lacks is deleted (batch 2 drops key 2, changes 3)
+FEED_DELETES = """
+{{ config(materialized='mutable_table', primary_key=['id'], hard_deletes='delete') }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %} (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')
+{% else %} (1, 'a'), (3, 'c2'), (4, 'd') {% endif %}
+as t(id, label)
+"""
+
 AFTER = [(1, "a", 1), (2, "b", 1), (3, "c", 1), (11, "k", 1), (12, "l2", 2), (13, "m", 1)]
 
 
@@ -47,7 +57,7 @@ def committed_version(project, table: str, fmt: str):
 class TestSnapshotFeed(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"feed.sql": FEED}
+        return {"feed.sql": FEED, "feed_deletes.sql": FEED_DELETES}
 
     def test_an_unchanged_snapshot_commits_nothing(self, project, fmt):
         run(project, "feed", {"batch": 1})
@@ -72,3 +82,18 @@ class TestSnapshotFeed(MutableProjectBase):
             assert table_rows(project, "feed", "id, label, v") == AFTER
             assert committed_version(project, "feed", fmt) == changed
             assert result.results[0].adapter_response.get("rows_affected") == 0
+
+    def test_a_snapshot_deletes_the_keys_it_lacks_and_only_those(self, project, fmt):
+        run(project, "feed_deletes", {"batch": 1})
+        result = run(project, "feed_deletes", {"batch": 2})
+        expected = [(1, "a"), (3, "c2"), (4, "d")]
+        assert table_rows(project, "feed_deletes", "id, label") == expected
+        response = result.results[0].adapter_response
+        assert (response["rows_updated"], response["rows_deleted"]) == (1, 1)
+        assert response["rows_inserted"] == 0
+        changed = committed_version(project, "feed_deletes", fmt)
+        # the same snapshot again: nothing is absent, nothing changes, nothing commits
+        result = run(project, "feed_deletes", {"batch": 2})
+        assert table_rows(project, "feed_deletes", "id, label") == expected
+        assert result.results[0].adapter_response["rows_affected"] == 0
+        assert committed_version(project, "feed_deletes", fmt) == changed

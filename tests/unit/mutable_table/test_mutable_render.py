@@ -250,6 +250,28 @@ def test_merge_batch_source_drops_the_rows_that_change_nothing():
     assert "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where" in each
 
 
+def test_a_snapshot_with_hard_deletes_deletes_the_absent_keys_from_the_source():
+    """hard_deletes: delete -- the stored keys of the scope the batch lacks come from a
+    full join as `_absent` rows the MERGE deletes; no WHEN NOT MATCHED BY SOURCE, which
+    would delete the keys of the dropped rows too."""
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = merge_batch_sql(defn, "acme", True)
+    assert "not matched by source" not in sql
+    assert (
+        "full join (select * from analytics.prices where tenant_id = 'acme') as stored "
+        "on stored.`sku` = s.`sku` and stored.tenant_id = 'acme' "
+        "where s._rn is null or stored.`sku` is null or"
+    ) in sql
+    assert "case when s._rn is null then stored.`sku` else s.`sku` end as `sku`" in sql
+    assert "case when s._rn is null then stored.tenant_id else s.tenant_id end" in sql
+    assert "coalesce(s._is_delete, true) as _is_delete, s._rn is null as _absent" in sql
+    assert " when matched and s._absent then delete when matched and not s._is_delete" in sql
+    # not a snapshot feed's batch: every batch row, and the absent keys by the clause
+    plain = merge_batch_sql(defn, "acme")
+    assert "when not matched by source and t.tenant_id = 'acme' then delete" in plain
+    assert "_absent" not in plain and "stored" not in plain
+
+
 def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():
     defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
     sql = merge_batch_sql(defn, tenant="x'); drop table t; --")

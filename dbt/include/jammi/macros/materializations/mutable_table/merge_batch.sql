@@ -42,6 +42,9 @@ using (
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
+{%- if drop_unchanged and definition.hard_deletes == 'delete' %}
+when matched and s._absent then delete
+{%- endif %}
 {%- if definition.delete_when %}
 when matched and s._is_delete and {{ newer }} then delete
 {%- endif %}
@@ -56,7 +59,7 @@ when not matched and not s._is_delete{{ mutable_tombstone_guard(definition, 's')
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
 values (
   {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
-{%- if definition.hard_deletes == 'delete' %}
+{%- if definition.hard_deletes == 'delete' and not drop_unchanged %}
 when not matched by source and {{ mutable_target_scope_clause(definition, tenant, 't') }} then delete
 {%- endif %}
 {%- endmacro %}
@@ -76,18 +79,17 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
      holding them are touched. The stored rows are read here, inside the MERGE's USING:
      the read belongs to the MERGE's own transaction, so a concurrent commit to the
      table still refuses this one (no lost update). The MERGE's clauses keep their own
-     tests (a dropped row would have matched no clause). Not with hard_deletes: delete
-     (a dropped row's stored key would be deleted as absent from the batch). --#}
+     tests (a dropped row would have matched no clause). With hard_deletes: delete the
+     join is a full one with the stored rows of the run's scope: a stored key the batch
+     lacks becomes a row `_absent` that the MERGE deletes (instead of WHEN NOT MATCHED
+     BY SOURCE, which would delete the keys of the dropped rows too). --#}
 {#-- Whether the MERGE's source drops the rows that change nothing: when the batch is
      a snapshot feed's (Spark estimates it at least half the table's size, or the table
-     is small; merge_commit.is_snapshot_batch), never with hard_deletes: delete. The
+     is small; merge_commit.is_snapshot_batch). The
      estimates are `explain cost` (no job runs). A smaller batch keeps the plain source:
      joining it with the stored rows would cost a shuffle of the whole table per pass,
      for few rows to drop. --#}
 {% macro mutable_merge_batch_drops_unchanged(definition, batch_source, target_relation) -%}
-  {%- if definition.hard_deletes == 'delete' -%}
-    {{ return(false) }}
-  {%- endif -%}
   {%- set batch_plan = jammi_engine_query('explain cost select * from ' ~ batch_source ~ ' as batch') -%}
   {%- set table_plan = jammi_engine_query('explain cost select * from ' ~ target_relation) -%}
   {{ return(adapter.mutable_snapshot_batch(batch_plan.rows, table_plan.rows)) }}
@@ -102,12 +104,31 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- set newer -%}
   {%- if definition.version_column -%}{{ mutable_version_newer(definition, 's.', 'stored.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
 {%- endset -%}
-select s.* from (
+{%- set absent_deleted = definition.hard_deletes == 'delete' -%}
+{%- if absent_deleted %}
+select
+  {%- for c in definition.storage_columns %}
+  {% if c[0] in definition.storage_key %}case when s._rn is null then stored.{{ q(c[0]) }} else s.{{ q(c[0]) }} end{% else %}s.{{ q(c[0]) }}{% endif %} as {{ q(c[0]) }},
+  {%- endfor %}
+  case when s._rn is null then stored.tenant_id else s.tenant_id end as tenant_id,
+  coalesce(s._is_delete, true) as _is_delete,
+  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none %}
+  coalesce(s._tombstoned, false) as _tombstoned,
+  {%- endif %}
+  s._rn is null as _absent
+{%- else %}
+select s.*
+{%- endif %}
+from (
   {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
 ) as s
+{%- if absent_deleted %}
+full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
+{%- else %}
 left join {{ target_relation }} as stored
+{%- endif %}
   on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
-where stored.{{ q(definition.storage_key[0]) }} is null
+where {{ 's._rn is null or ' if absent_deleted }}stored.{{ q(definition.storage_key[0]) }} is null
   {%- if definition.delete_when %}
   or s._is_delete and {{ newer }}
   {%- endif %}
