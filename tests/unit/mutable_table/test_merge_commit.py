@@ -14,7 +14,6 @@ from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
     commit_merge,
     failed_batch_check,
     is_commit_conflict,
-    is_snapshot_batch,
     lost_create_message,
     merge_counts,
     merges_batch,
@@ -194,28 +193,3 @@ def test_a_batch_check_stops_the_merge_as_a_rejection_not_a_conflict():
 )
 def test_which_definitions_merge_the_batch_itself(config, merges):
     assert merges_batch(config) is merges
-
-
-def explained(size: str) -> list[tuple[str]]:
-    """``explain cost`` output whose optimized plan's root has the given size."""
-    return [
-        (
-            "== Optimized Logical Plan ==\n"
-            f"Relation spark_catalog.s.t[id#1L] parquet, Statistics(sizeInBytes={size})\n",
-        )
-    ]
-
-
-@pytest.mark.parametrize(
-    ("batch", "table", "snapshot"),
-    [
-        ("10.0 MiB", "12.0 MiB", True),  # the whole table re-sent
-        ("6.0 MiB", "12.0 MiB", True),
-        ("120.0 KiB", "12.0 MiB", False),  # 1% of the keys
-        ("200.0 B", "900.0 KiB", True),  # a small table: the join costs little
-        ("2.0 GiB", None, False),  # no estimate: the plain source
-    ],
-)
-def test_a_batch_about_the_tables_size_is_a_snapshot_feeds(batch, table, snapshot):
-    table_plan = explained(table) if table else [("== Physical Plan ==",)]
-    assert is_snapshot_batch(explained(batch), table_plan) is snapshot

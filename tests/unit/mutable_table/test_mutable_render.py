@@ -164,7 +164,7 @@ def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
     assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
 
 
-def versioned_partial_definition() -> dict:
+def versioned_partial_definition(**extra) -> dict:
     """Version rule, partial updates and delete_when, with every column in the batch."""
     defn = definition(
         PRICES,
@@ -172,6 +172,7 @@ def versioned_partial_definition() -> dict:
         version_column="v",
         partial_updates=True,
         delete_when="label = 'gone'",
+        **extra,
     )
     defn["batch_columns"] = ["sku", "price", "label", "v"]
     return defn
@@ -219,17 +220,19 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     ) in sql
 
 
-def test_merge_batch_source_drops_the_rows_that_change_nothing():
-    """The stored rows are read inside the MERGE's USING (the MERGE's own transaction):
-    a batch row stays when its key is not stored, or it is newer and deletes or changes
-    a value; its checks run before the join (the window is below it)."""
-    sql = merge_batch_sql(versioned_partial_definition(), drop_unchanged=True)
+def test_a_snapshot_feeds_source_drops_the_rows_that_change_nothing():
+    """hard_deletes: delete (the batch is the scope's complete set): the stored rows are
+    read inside the MERGE's USING (the MERGE's own transaction); a batch row stays when
+    its key is not stored, or it is newer and deletes or changes a value; its checks run
+    before the join (the window is below it)."""
+    sql = merge_batch_sql(versioned_partial_definition(hard_deletes="delete"), None, True)
     source = sql.split(" as s on ", 1)[0]
     assert source.count("raise_error(") == 3
-    assert source.index("raise_error(") < source.index("left join analytics.prices as stored")
+    assert source.index("raise_error(") < source.index("full join")
     assert (
-        "as s left join analytics.prices as stored on stored.`sku` = s.`sku` and "
-        "stored.tenant_id is null where stored.`sku` is null"
+        "as s full join (select * from analytics.prices where tenant_id is null) as stored "
+        "on stored.`sku` = s.`sku` and stored.tenant_id is null "
+        "where s._rn is null or stored.`sku` is null"
     ) in source
     newer = "coalesce(s.`v` > stored.`v`, true) and not s._tombstoned"
     assert f"or s._is_delete and {newer} or not s._is_delete and {newer}" in source
@@ -238,16 +241,25 @@ def test_merge_batch_source_drops_the_rows_that_change_nothing():
         "coalesce(s.`label`, stored.`label`) <=> stored.`label` and "
         "coalesce(s.`v`, stored.`v`) <=> stored.`v`) ) as s"
     ) in sql
-    # a bound tenant: the stored rows of its scope only
-    bound = merge_batch_sql(definition(PRICES, primary_key=["sku"]), "acme", True)
-    assert "on stored.`sku` = s.`sku` and stored.tenant_id = 'acme' where" in bound
-    assert "or s._is_delete" not in bound.split(" as s on ", 1)[0]  # no delete_when
-    # tenant_from, unbound: each row's own tenant
+    assert "coalesce(s._tombstoned, false) as _tombstoned" in source
+    # no delete_when: no delete test in the source
+    plain = merge_batch_sql(definition(PRICES, primary_key=["sku"], hard_deletes="delete"))
+    assert "or s._is_delete" not in plain.split(" as s on ", 1)[0]
+    # tenant_from, unbound: every tenant's stored rows, each row's own tenant
     each = merge_batch_sql(
-        definition({**PRICES, "org": "string"}, primary_key=["sku"], tenant_from="org"),
-        drop_unchanged=True,
+        definition(
+            {**PRICES, "org": "string"},
+            primary_key=["sku"],
+            tenant_from="org",
+            hard_deletes="delete",
+        ),
+        None,
+        True,
     )
-    assert "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where" in each
+    assert (
+        "full join (select * from analytics.prices where true) as stored "
+        "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where"
+    ) in each
 
 
 def test_a_snapshot_with_hard_deletes_deletes_the_absent_keys_from_the_source():

@@ -83,15 +83,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         return file_format == "delta" and merge_commit.merges_batch(definition)
 
     @available
-    def mutable_snapshot_batch(self, batch_plan: Sequence[Any], table_plan: Sequence[Any]) -> bool:
-        """Whether ``explain cost`` of the batch and of the table make the batch a
-        snapshot feed's, whose unchanged rows the MERGE's source drops
-        (``merge_commit.is_snapshot_batch``)."""
-        return merge_commit.is_snapshot_batch(
-            [tuple(row) for row in batch_plan], [tuple(row) for row in table_plan]
-        )
-
-    @available
     def mutable_counts_from_merge(self, file_format: str, definition: dict[str, Any]) -> bool:
         """Whether an existing table's run takes its counts from the MERGE's own result
         (Delta returns them) instead of counting the change set first: the change set is

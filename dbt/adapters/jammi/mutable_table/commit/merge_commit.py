@@ -14,14 +14,13 @@ commits from the same snapshot that touch the same files, at most one succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table import run_errors
 from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import already_exists
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
-from dbt.adapters.jammi.topic.row_index import root_statistics
 
 # A Delta create that found files at the table's location (another run's create, or
 # the first commit of a crashed one).
@@ -71,26 +70,6 @@ def merges_batch(definition: Mapping[str, Any]) -> bool:
         and not any(index.get("unique") for index in definition.get("indexes") or [])
         and not definition.get("identity_column")
     )
-
-
-# A batch-sourced MERGE drops the rows that change nothing in its source (merge_batch.sql)
-# when the batch is a snapshot feed's: Spark estimates it at SNAPSHOT_FRACTION of the
-# table's size or more, or the table at SMALL_TABLE_BYTES or less (where the join costs
-# little either way). Joining a smaller batch with the stored rows costs a shuffle of the
-# whole table in each MERGE pass for few rows to drop.
-SNAPSHOT_FRACTION = 0.5
-SMALL_TABLE_BYTES = 1024 * 1024
-
-
-def is_snapshot_batch(
-    batch_plan: Iterable[Sequence[Any]], table_plan: Iterable[Sequence[Any]]
-) -> bool:
-    """Whether ``explain cost`` of the batch and of the table (``root_statistics``) make
-    the batch a snapshot feed's (above). False when either has no estimate."""
-    batch, table = root_statistics(batch_plan), root_statistics(table_plan)
-    if batch is None or table is None:
-        return False
-    return table[0] <= SMALL_TABLE_BYTES or batch[0] >= SNAPSHOT_FRACTION * table[0]
 
 
 def plans_checked_batch(definition: Mapping[str, Any]) -> bool:

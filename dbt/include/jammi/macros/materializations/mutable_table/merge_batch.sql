@@ -18,8 +18,8 @@
      'jammi-batch-check:<kind>' and the MERGE aborts before it commits, so nothing is
      written; the run then reads the checks' samples for its error message. --#}
 
-{#-- `drop_unchanged`: the source keeps only the rows that change something
-     (get_merge_batch_changes_sql; mutable_merge_batch_drops_unchanged decides). --#}
+{#-- `drop_unchanged` (hard_deletes: delete only): the source keeps only the rows that
+     change something, and the stored keys to delete (get_merge_batch_changes_sql). --#}
 {% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged=false) -%}
 {%- set q = adapter.quote_column -%}
 {%- set version = definition.version_column -%}
@@ -42,7 +42,7 @@ using (
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
-{%- if drop_unchanged and definition.hard_deletes == 'delete' %}
+{%- if drop_unchanged %}
 when matched and s._absent then delete
 {%- endif %}
 {%- if definition.delete_when %}
@@ -73,29 +73,16 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- endmacro %}
 
 
-{#-- The checked batch without the rows that change nothing: a stored key's row that is
-     not newer, or that would update no value. A snapshot feed (the whole table re-sent,
-     a few rows changed) then gives Delta only the changed rows, so only the files
+{#-- A snapshot feed's source (hard_deletes: delete: the batch is the scope's complete
+     set, and a few rows changed): the checked batch without the rows that change
+     nothing -- a stored key's row that is not newer, or that would update no value --
+     plus, for each stored key of the run's scope the batch lacks, an `_absent` row the
+     MERGE deletes (instead of WHEN NOT MATCHED BY SOURCE, which would delete the keys of
+     the dropped rows too). Delta is then given only the changes, so only the files
      holding them are touched. The stored rows are read here, inside the MERGE's USING:
-     the read belongs to the MERGE's own transaction, so a concurrent commit to the
-     table still refuses this one (no lost update). The MERGE's clauses keep their own
-     tests (a dropped row would have matched no clause). With hard_deletes: delete the
-     join is a full one with the stored rows of the run's scope: a stored key the batch
-     lacks becomes a row `_absent` that the MERGE deletes (instead of WHEN NOT MATCHED
-     BY SOURCE, which would delete the keys of the dropped rows too). --#}
-{#-- Whether the MERGE's source drops the rows that change nothing: when the batch is
-     a snapshot feed's (Spark estimates it at least half the table's size, or the table
-     is small; merge_commit.is_snapshot_batch). The
-     estimates are `explain cost` (no job runs). A smaller batch keeps the plain source:
-     joining it with the stored rows would cost a shuffle of the whole table per pass,
-     for few rows to drop. --#}
-{% macro mutable_merge_batch_drops_unchanged(definition, batch_source, target_relation) -%}
-  {%- set batch_plan = jammi_engine_query('explain cost select * from ' ~ batch_source ~ ' as batch') -%}
-  {%- set table_plan = jammi_engine_query('explain cost select * from ' ~ target_relation) -%}
-  {{ return(adapter.mutable_snapshot_batch(batch_plan.rows, table_plan.rows)) }}
-{%- endmacro %}
-
-
+     the read belongs to the MERGE's own transaction, so a concurrent commit still
+     refuses this one (no separate statement, no lost update). The batch is checked
+     before the join; the MERGE's clauses keep their own tests. --#}
 {% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
@@ -104,8 +91,6 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- set newer -%}
   {%- if definition.version_column -%}{{ mutable_version_newer(definition, 's.', 'stored.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
 {%- endset -%}
-{%- set absent_deleted = definition.hard_deletes == 'delete' -%}
-{%- if absent_deleted %}
 select
   {%- for c in definition.storage_columns %}
   {% if c[0] in definition.storage_key %}case when s._rn is null then stored.{{ q(c[0]) }} else s.{{ q(c[0]) }} end{% else %}s.{{ q(c[0]) }}{% endif %} as {{ q(c[0]) }},
@@ -116,19 +101,12 @@ select
   coalesce(s._tombstoned, false) as _tombstoned,
   {%- endif %}
   s._rn is null as _absent
-{%- else %}
-select s.*
-{%- endif %}
 from (
   {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
 ) as s
-{%- if absent_deleted %}
 full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
-{%- else %}
-left join {{ target_relation }} as stored
-{%- endif %}
   on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
-where {{ 's._rn is null or ' if absent_deleted }}stored.{{ q(definition.storage_key[0]) }} is null
+where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
   {%- if definition.delete_when %}
   or s._is_delete and {{ newer }}
   {%- endif %}
@@ -157,8 +135,8 @@ where {{ 's._rn is null or ' if absent_deleted }}stored.{{ q(definition.storage_
      what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
      the run with the check's samples (nothing was written). --#}
 {% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt) -%}
-  {%- set drop_unchanged = mutable_merge_batch_drops_unchanged(definition, batch_source, target_relation) -%}
-  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged) -%}
+  {#-- hard_deletes: delete declares the batch the scope's complete set: a snapshot feed --#}
+  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, definition.hard_deletes == 'delete') -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
   {%- if merged.get('rejected') -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
