@@ -11,7 +11,9 @@ dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key:
   half_repeat  1% of the keys are in the batch; half of them repeat the stored values
                (snapshot and CDC feeds do this: dbt-spark rewrites those rows)
   snapshot     the whole table re-sent, 1% of the keys with new values (a snapshot
-               feed: dbt-spark's merge updates every row, so every file)
+               feed: dbt-spark's merge updates every row, so every file); the
+               mutable_table declares it with `hard_deletes: delete` (its batch is the
+               complete set; no key is absent here, so both tables stay equal)
   all          every key changes (not by default; --rows 10 --shapes all measures the
                fixed cost of a run: a 10-row batch into a 10-row table)
   noop         1% of the keys, every row repeating the stored values (not by default)
@@ -66,7 +68,7 @@ from spark_thrift_server import server_format_jars  # noqa: E402
 
 OURS = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format=var('format'),
-          alias='ours_' ~ var('suffix')) }}
+          hard_deletes=var('hard_deletes', 'ignore'), alias='ours_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
@@ -157,8 +159,9 @@ def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> t
             f"create table {base} using {fmt} as "
             f"select id, {BASE_ROW}, 1000 as updated_ms from range({rows})"
         )
+    hard_deletes = "delete" if shape == "snapshot" else "ignore"
     for model in ("ours", "peer"):
-        variables = {"source": base, "suffix": suffix, "format": fmt}
+        variables = {"source": base, "suffix": suffix, "format": fmt, "hard_deletes": hard_deletes}
         dbt(project, "run", "-s", model, "--vars", json.dumps(variables))
         if LAYOUTS[fmt][layout]:
             spark.sql(f"alter table bench.{model}_{suffix} {LAYOUTS[fmt][layout]}")
@@ -170,7 +173,9 @@ def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> t
         spark.sql(f"select count(*), sum(hash({COLUMNS})) from {batch}").collect()
         order = ("ours", "peer") if round_no % 2 else ("peer", "ours")
         for model in order:
-            variables = json.dumps({"source": batch, "suffix": suffix, "format": fmt})
+            variables = json.dumps(
+                {"source": batch, "suffix": suffix, "format": fmt, "hard_deletes": hard_deletes}
+            )
             seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
             run = dbt_run(project, "run", "-s", model, "--vars", variables)
             times[model].append(run.execution)
