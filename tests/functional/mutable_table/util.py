@@ -114,7 +114,9 @@ class MutableProjectBase:
 
 def table_version(project, table: str, fmt: str):
     """What a commit changes: the version directory (parquet/orc), the current snapshot
-    (iceberg), None on Delta (its history is read where a test needs it)."""
+    (iceberg), the table version (Delta)."""
+    if fmt == "delta":
+        return int(rows(project, f"describe history {project.test_schema}.{table} limit 1")[0][0])
     if fmt == "iceberg":
         found = rows(
             project,
@@ -122,7 +124,7 @@ def table_version(project, table: str, fmt: str):
             "order by made_current_at desc limit 1",
         )
         return found[0][0] if found else None
-    return location(project, table) if fmt != "delta" else None
+    return location(project, table)
 
 
 def properties(project, table: str) -> dict:

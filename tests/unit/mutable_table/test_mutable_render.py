@@ -164,7 +164,7 @@ def test_merge_scd2_keys_rows_by_valid_from_and_updates_valid_to():
     assert "t.`valid_from` = s.`valid_from`," not in sql.split("update set")[1]
 
 
-def versioned_partial_definition() -> dict:
+def versioned_partial_definition(**extra) -> dict:
     """Version rule, partial updates and delete_when, with every column in the batch."""
     defn = definition(
         PRICES,
@@ -172,22 +172,30 @@ def versioned_partial_definition() -> dict:
         version_column="v",
         partial_updates=True,
         delete_when="label = 'gone'",
+        **extra,
     )
     defn["batch_columns"] = ["sku", "price", "label", "v"]
     return defn
 
 
-def merge_batch_sql(defn: dict, tenant: Optional[str] = None) -> str:
-    return render("get_merge_batch_sql", defn, "analytics.prices", "prices__jammi_batch", tenant)
+def merge_batch_sql(defn: dict, tenant: Optional[str] = None, drop_unchanged=False) -> str:
+    return render(
+        "get_merge_batch_sql",
+        defn,
+        "analytics.prices",
+        "prices__jammi_batch",
+        tenant,
+        drop_unchanged,
+    )
 
 
 def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
     defn = versioned_partial_definition()
     sql = merge_batch_sql(defn)
-    # the batch is the source: no change set, no join with the table before the MERGE
+    # the batch is the source: no change set, no statement before the MERGE
     assert "using ( select * from ( select *, row_number() over batch_key as _rn" in sql
     assert "from prices__jammi_batch" in sql and "change_set" not in sql
-    assert "analytics.prices" not in sql.split("using", 1)[1]
+    assert "analytics.prices" not in sql.split("using", 1)[1]  # not a snapshot feed's
     # one tenant per run (here: the shared rows): the key alone joins, within the scope
     assert "on t.`sku` = s.`sku` and t.tenant_id is null when matched" in sql
     # with deletes under a version rule, a tombstoned row matches no clause (tombstones.sql)
@@ -210,6 +218,70 @@ def test_merge_batch_puts_the_planner_rules_into_the_merge_clauses():
         "when _rn = 2 and _version_above = `v` then "
         "raise_error('jammi-batch-check:duplicate_version') else _rn = 1 end"
     ) in sql
+
+
+def test_a_snapshot_feeds_source_drops_the_rows_that_change_nothing():
+    """hard_deletes: delete (the batch is the scope's complete set): the stored rows are
+    read inside the MERGE's USING (the MERGE's own transaction); a batch row stays when
+    its key is not stored, or it is newer and deletes or changes a value; its checks run
+    before the join (the window is below it)."""
+    sql = merge_batch_sql(versioned_partial_definition(hard_deletes="delete"), None, True)
+    source = sql.split(" as s on ", 1)[0]
+    assert source.count("raise_error(") == 3
+    assert source.index("raise_error(") < source.index("full join")
+    assert (
+        "as s full join (select * from analytics.prices where tenant_id is null) as stored "
+        "on stored.`sku` = s.`sku` and stored.tenant_id is null "
+        "where s._rn is null or stored.`sku` is null"
+    ) in source
+    newer = "coalesce(s.`v` > stored.`v`, true) and not s._tombstoned"
+    assert f"or s._is_delete and {newer} or not s._is_delete and {newer}" in source
+    assert (
+        "and not (coalesce(s.`price`, stored.`price`) <=> stored.`price` and "
+        "coalesce(s.`label`, stored.`label`) <=> stored.`label` and "
+        "coalesce(s.`v`, stored.`v`) <=> stored.`v`) ) as s"
+    ) in sql
+    assert "coalesce(s._tombstoned, false) as _tombstoned" in source
+    # no delete_when: no delete test in the source
+    plain = merge_batch_sql(definition(PRICES, primary_key=["sku"], hard_deletes="delete"))
+    assert "or s._is_delete" not in plain.split(" as s on ", 1)[0]
+    # tenant_from, unbound: every tenant's stored rows, each row's own tenant
+    each = merge_batch_sql(
+        definition(
+            {**PRICES, "org": "string"},
+            primary_key=["sku"],
+            tenant_from="org",
+            hard_deletes="delete",
+        ),
+        None,
+        True,
+    )
+    assert (
+        "full join (select * from analytics.prices where true) as stored "
+        "on stored.tenant_id <=> s.tenant_id and stored.`sku` = s.`sku` where"
+    ) in each
+
+
+def test_a_snapshot_with_hard_deletes_deletes_the_absent_keys_from_the_source():
+    """hard_deletes: delete -- the stored keys of the scope the batch lacks come from a
+    full join as `_absent` rows the MERGE deletes; no WHEN NOT MATCHED BY SOURCE, which
+    would delete the keys of the dropped rows too."""
+    defn = definition(PRICES, primary_key=["sku"], hard_deletes="delete")
+    sql = merge_batch_sql(defn, "acme", True)
+    assert "not matched by source" not in sql
+    assert (
+        "full join (select * from analytics.prices where tenant_id = 'acme') as stored "
+        "on stored.`sku` = s.`sku` and stored.tenant_id = 'acme' "
+        "where s._rn is null or stored.`sku` is null or"
+    ) in sql
+    assert "case when s._rn is null then stored.`sku` else s.`sku` end as `sku`" in sql
+    assert "case when s._rn is null then stored.tenant_id else s.tenant_id end" in sql
+    assert "coalesce(s._is_delete, true) as _is_delete, s._rn is null as _absent" in sql
+    assert " when matched and s._absent then delete when matched and not s._is_delete" in sql
+    # not a snapshot feed's batch: every batch row, and the absent keys by the clause
+    plain = merge_batch_sql(defn, "acme")
+    assert "when not matched by source and t.tenant_id = 'acme' then delete" in plain
+    assert "_absent" not in plain and "stored" not in plain
 
 
 def test_merge_batch_without_version_rejects_any_second_row_and_deletes_by_scope():
@@ -371,6 +443,7 @@ def statements_for_parsing() -> dict[str, str]:
         out[f"merge_{name}"] = merge_sql(defn)
         if defn["history"] != "scd2":
             out[f"merge_batch_{name}"] = merge_batch_sql(defn, tenant="o'brien")
+            out[f"merge_batch_snapshot_{name}"] = merge_batch_sql(defn, "o'brien", True)
         if defn["history"] != "scd2":
             out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
             out[f"write_{name}"] = render(

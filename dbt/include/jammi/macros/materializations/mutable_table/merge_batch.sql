@@ -18,7 +18,9 @@
      'jammi-batch-check:<kind>' and the MERGE aborts before it commits, so nothing is
      written; the run then reads the checks' samples for its error message. --#}
 
-{% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
+{#-- `drop_unchanged` (hard_deletes: delete only): the source keeps only the rows that
+     change something, and the stored keys to delete (get_merge_batch_changes_sql). --#}
+{% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged=false) -%}
 {%- set q = adapter.quote_column -%}
 {%- set version = definition.version_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
@@ -33,9 +35,16 @@
 {%- endfor -%}
 merge into {{ target_relation }} as t
 using (
+  {%- if drop_unchanged %}
+  {{ get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) }}
+  {%- else %}
   {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
+  {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
+{%- if drop_unchanged %}
+when matched and s._absent then delete
+{%- endif %}
 {%- if definition.delete_when %}
 when matched and s._is_delete and {{ newer }} then delete
 {%- endif %}
@@ -50,7 +59,7 @@ when not matched and not s._is_delete{{ mutable_tombstone_guard(definition, 's')
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
 values (
   {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
-{%- if definition.hard_deletes == 'delete' %}
+{%- if definition.hard_deletes == 'delete' and not drop_unchanged %}
 when not matched by source and {{ mutable_target_scope_clause(definition, tenant, 't') }} then delete
 {%- endif %}
 {%- endmacro %}
@@ -64,15 +73,59 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- endmacro %}
 
 
+{#-- A snapshot feed's source (hard_deletes: delete: the batch is the scope's complete
+     set, and a few rows changed): the checked batch without the rows that change
+     nothing -- a stored key's row that is not newer, or that would update no value --
+     plus, for each stored key of the run's scope the batch lacks, an `_absent` row the
+     MERGE deletes (instead of WHEN NOT MATCHED BY SOURCE, which would delete the keys of
+     the dropped rows too). Delta is then given only the changes, so only the files
+     holding them are touched. The stored rows are read here, inside the MERGE's USING:
+     the read belongs to the MERGE's own transaction, so a concurrent commit still
+     refuses this one (no separate statement, no lost update). The batch is checked
+     before the join; the MERGE's clauses keep their own tests. --#}
+{% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set merge_functions = definition.get('merge_functions') or {} -%}
+{%- set types = {} -%}
+{%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
+{%- set newer -%}
+  {%- if definition.version_column -%}{{ mutable_version_newer(definition, 's.', 'stored.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
+{%- endset -%}
+select
+  {%- for c in definition.storage_columns %}
+  {% if c[0] in definition.storage_key %}case when s._rn is null then stored.{{ q(c[0]) }} else s.{{ q(c[0]) }} end{% else %}s.{{ q(c[0]) }}{% endif %} as {{ q(c[0]) }},
+  {%- endfor %}
+  case when s._rn is null then stored.tenant_id else s.tenant_id end as tenant_id,
+  coalesce(s._is_delete, true) as _is_delete,
+  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none %}
+  coalesce(s._tombstoned, false) as _tombstoned,
+  {%- endif %}
+  s._rn is null as _absent
+from (
+  {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
+) as s
+full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
+  on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
+where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
+  {%- if definition.delete_when %}
+  or s._is_delete and {{ newer }}
+  {%- endif %}
+  {%- if definition.value_columns %}
+  or not s._is_delete and {{ newer }}
+    and not ({% for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 'stored.' ~ q(c), definition.partial_updates), 'stored.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor %})
+  {%- endif %}
+{%- endmacro %}
+
+
 {#-- The MERGE's ON condition. Unless an unbound tenant_from run stamps each row with its
      own tenant, every batch row has the run's one tenant: the key alone matches, within
      the run's scope (no NULL-safe tenant comparison in the join, and the batch's window
      partitions by the key alone). --#}
-{% macro mutable_merge_batch_key_match(definition, tenant) -%}
+{% macro mutable_merge_batch_key_match(definition, tenant, t='t') -%}
   {%- if definition.tenant_from and tenant is none -%}
-    {{ mutable_key_match_clause(definition, 't', 's') }}
+    {{ mutable_key_match_clause(definition, t, 's') }}
   {%- else -%}
-    {%- for k in definition.storage_key %}t.{{ adapter.quote_column(k) }} = s.{{ adapter.quote_column(k) }} and {% endfor %}{{ mutable_target_scope_clause(definition, tenant, 't') }}
+    {%- for k in definition.storage_key %}{{ t }}.{{ adapter.quote_column(k) }} = s.{{ adapter.quote_column(k) }} and {% endfor %}{{ mutable_target_scope_clause(definition, tenant, t) }}
   {%- endif -%}
 {%- endmacro %}
 
@@ -82,7 +135,8 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
      what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
      the run with the check's samples (nothing was written). --#}
 {% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt) -%}
-  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant) -%}
+  {#-- hard_deletes: delete declares the batch the scope's complete set: a snapshot feed --#}
+  {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, definition.hard_deletes == 'delete') -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
   {%- if merged.get('rejected') -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
