@@ -15,6 +15,7 @@ the JVMs run without it.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -55,6 +56,7 @@ def archive_options(jvm_options: str) -> str:
     """``jvm_options`` plus the shared archive made with them, or ``jvm_options`` alone
     where making the archive failed (the reason is printed)."""
     state = Path(tempfile.mkdtemp(prefix="jammi-class-archive-"))
+    atexit.register(shutil.rmtree, state, True)  # the archive is about 160 MB
     archive = state / "spark-classes.jsa"
     dump = f"{jvm_options} -XX:ArchiveClassesAtExit={archive}"
     try:

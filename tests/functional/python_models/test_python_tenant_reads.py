@@ -11,15 +11,8 @@ import pytest
 
 from dbt.adapters.jammi.tenancy.plan import UNNAMED_SCAN
 from tests.conftest import test_file_format
+from tests.functional.mutable_table.test_tenant_read_guard import PRICES  # the SQL probes' table
 from tests.functional.mutable_table.util import rows, run, table_exists
-
-PRICES = """
-{{ config(materialized='mutable_table', primary_key=['sku']) }}
-{% set b = var('batch', 'shared') %}
-select * from values
-{% if b == 'shared' %} ('s', 1) {% elif b == 'acme' %} ('a', 10) {% else %} ('g', 99) {% endif %}
-as t(sku, price)
-"""
 
 SOURCES = """
 version: 2

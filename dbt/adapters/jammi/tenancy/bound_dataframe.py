@@ -38,13 +38,12 @@ def scoped_read(guard: TenantGuard, connection: Connection, session: Any, relati
     tenant = guard.tenant
     if tenant is None:
         return read
-    properties = functools.partial(table_properties, connection)
-    scans = guard.unscoped(dataframe_plan(read, tenant), properties)
+    scans = unscoped_scans(guard, connection, read, tenant)
     if not scans:
         return read
     try:
         scoped = session.sql(scoped_relation_sql(relation, tenant))
-        verified = not guard.unscoped(dataframe_plan(scoped, tenant), properties)
+        verified = not unscoped_scans(guard, connection, scoped, tenant)
     except Exception:  # a view without tenant_id cannot be scoped: report the reads
         verified = False
     if not verified:
@@ -59,10 +58,18 @@ def check_dataframe(guard: TenantGuard, connection: Connection, dataframe: Any) 
     tenant = guard.tenant
     if tenant is None:
         return
-    properties = functools.partial(table_properties, connection)
-    scans = guard.unscoped(dataframe_plan(dataframe, tenant), properties)
+    scans = unscoped_scans(guard, connection, dataframe, tenant)
     if scans:
         raise TenantReadError(python_read_message(connection.name, scans, tenant))
+
+
+def unscoped_scans(
+    guard: TenantGuard, connection: Connection, dataframe: Any, tenant: str
+) -> Sequence[UnscopedScan]:
+    """The scans of tenant-scoped tables in ``dataframe``'s analyzed plan that sit under
+    no scope filter of ``tenant``."""
+    properties = functools.partial(table_properties, connection)
+    return guard.unscoped(dataframe_plan(dataframe, tenant), properties)
 
 
 def python_read_message(connection_name: Any, scans: Sequence[UnscopedScan], tenant: str) -> str:
