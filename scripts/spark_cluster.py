@@ -38,9 +38,21 @@ EXECUTOR_MEMORY = os.environ.get("JAMMI_CLUSTER_EXECUTOR_MEMORY", "1g")
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: every socket stays bound until all are chosen (one
+    after the other, the kernel can hand out the port it just freed again, and a master
+    whose RPC and web UI ports are equal never answers its status page)."""
+    with contextlib.ExitStack() as stack:
+        socks = [
+            stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            for _ in range(count)
+        ]
+        for sock in socks:
+            sock.bind((HOST, 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def group_alive(pgid: int) -> bool:
@@ -160,7 +172,7 @@ class StandaloneCluster:
 
     def start(self) -> StandaloneCluster:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.master_port, self.master_ui_port = free_port(), free_port()
+        self.master_port, self.master_ui_port = free_ports(2)
         self.master_pid = self._spawn(
             "master",
             [
