@@ -16,7 +16,7 @@ export JAMMI_ICEBERG_REQUIRED ?= 1
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,thrift]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,thrift,connect]"
 	touch $(STAMP)
 
 java-check: $(STAMP)
