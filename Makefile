@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,14 @@ iceberg-lane: jars
 thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
+
+# A Spark Connect server on loopback (local mode, from PySpark's jars plus, on Spark 3.5,
+# the spark-connect artifact `make jars` fetches), integration_project with --target
+# connect, then a slice of the feature tests and the Python model tests with method:
+# connect (CONNECT_LANE_TESTS in scripts/connect_server.py); docs/connecting.md.
+connect-lane: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/connect_server.py lane
 
 # A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS, else .jars/ from `make jars`): the
 # tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),

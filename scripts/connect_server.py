@@ -31,6 +31,7 @@ from spark_thrift_server import REPO_ROOT, ThriftServer, _port_open, server_comm
 
 from dbt.adapters.jammi.engine.jar_releases import connect_release, installed_pyspark_version
 
+LOG_CONFIG = REPO_ROOT / "dbt" / "include" / "jammi" / "log4j2.properties"
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # The lane's slice: one mutable_table upsert+delete file, the changelog, the tenant read
 # guard, a topic publish/consume, the Python models (and the integration project).
@@ -74,6 +75,12 @@ class ConnectServer(ThriftServer):
         SparkConnectServer as the class and the Connect port."""
         command = server_command(spark_home, self.state_dir, self.port)
         command = command[: command.index("spark-internal")]
+        # errors only in its log (the adapter's own log4j2 settings): a server logging
+        # every statement at INFO spends the lane's CPU on it
+        options = command.index(
+            f"spark.driver.extraJavaOptions=-Dderby.system.home={self.state_dir}"
+        )
+        command[options] += f" -Dlog4j2.configurationFile=file:{LOG_CONFIG}"
         command[command.index("--class") + 1] = CONNECT_SERVER_CLASS
         jar = connect_jars()
         extra = ["--jars", jar] if jar else []
