@@ -63,7 +63,9 @@ def main() -> None:
         project = workdir / "project"
         (project / "models").mkdir(parents=True)
         (project / "profiles.yml").write_text(
-            PROFILE.format(thrift_host=thrift.host, thrift_port=thrift.port, connect_url=connect.url)
+            PROFILE.format(
+                thrift_host=thrift.host, thrift_port=thrift.port, connect_url=connect.url
+            )
         )
         (project / "dbt_project.yml").write_text(PROJECT.format(name="bench_connect"))
         (project / "models" / "items.sql").write_text(MODEL)

@@ -36,12 +36,12 @@ CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # The lane's slice: one mutable_table upsert+delete file, the changelog, the tenant read
 # guard, a topic publish/consume, the Python models (and the integration project).
 CONNECT_LANE_TESTS = (
-    "tests/functional/mutable_table/test_upsert_delete.py",
+    "tests/functional/connect",
+    "tests/functional/mutable_table/test_mutable_upsert.py",
     "tests/functional/mutable_table/test_changelog.py",
     "tests/functional/mutable_table/test_tenant_read_guard.py",
-    "tests/functional/topic/test_publish_consume.py",
+    "tests/functional/topic/test_topic_consumers.py",
     "tests/functional/python_models",
-    "tests/functional/connect",
 )
 
 

@@ -104,6 +104,7 @@ def remote_method() -> bool:
     """dbt reaches a server (thrift, connect): no Spark state in this process."""
     return test_method() in ("thrift", "connect")
 
+
 lane_file_format = test_file_format
 lane_method = test_method
 

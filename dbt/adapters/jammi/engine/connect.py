@@ -16,6 +16,7 @@ unreachable address for minutes before its first statement fails.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Optional
 
@@ -80,6 +81,10 @@ def connect_session(credentials: JammiCredentials) -> Any:
             wait_for_server(url, float(credentials.connect_timeout or 10))
             from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
+            # What `SparkSession.builder.remote(url).getOrCreate()` sets: PySpark's
+            # functions (pyspark.sql.functions, Column, Window) build Connect
+            # expressions in this process instead of asking for a local SparkContext.
+            os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
             spark = RemoteSparkSession.builder.remote(key).create()
             _apply_parameters(spark, credentials.server_side_parameters, url)
             _SESSIONS[key] = spark
