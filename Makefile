@@ -139,7 +139,7 @@ bench: jars
 # printed whole with its minutes in one summary; lint and the unit tests (`checks`, about
 # a minute) fill the end. README, "Tests", says what each lane covers and its minutes.
 LANES ?= delta-lane functional thrift-lane crash-lane iceberg-lane spark4-check \
-  cluster-fault-lane thrift-delta-lane thrift-iceberg-lane checks
+  cluster-fault-lane thrift-delta-lane connect-lane thrift-iceberg-lane checks
 SLOTS ?= 2
 test: jars
 	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(LANES)

@@ -41,8 +41,8 @@ def run_model_program(
 
 
 def spark_dataframe(returned: Any, session: Any, subject: str) -> Any:
-    """``returned`` as a Spark DataFrame: a Spark (or Spark Connect) DataFrame as it is, a pandas-on-Spark
-    frame through ``to_spark()``, a pandas frame through ``createDataFrame``."""
+    """``returned`` as a Spark DataFrame: a Spark (or Spark Connect) DataFrame as it is,
+    a pandas-on-Spark frame through ``to_spark()``, a pandas frame through ``createDataFrame``."""
     from pyspark.sql import DataFrame
 
     kind = f"{type(returned).__module__}.{type(returned).__name__}"

@@ -2,8 +2,8 @@
 analyzed plan (from the session's JVM on ``method: session``, from ``EXPLAIN EXTENDED``
 elsewhere, through a Delta MERGE's operands where Delta prints the MERGE on one line),
 a DataFrame's analyzed plan (the JVM's on ``session``, the one Spark Connect's server
-prints on ``connect``), and a table's properties. The *analyze* step of tenancy/bound_statement.py; nothing here
-decides."""
+prints on ``connect``), and a table's properties. The *analyze* step of
+tenancy/bound_statement.py; nothing here decides."""
 
 from __future__ import annotations
 
