@@ -95,10 +95,12 @@ def wait_for_server(url: ConnectUrl, timeout: float) -> None:
     """A DbtRuntimeError naming the profile's ``host`` unless the server at ``url``
     accepts a gRPC channel within ``timeout`` seconds."""
     import grpc
-    from pyspark.sql.connect.client import ChannelBuilder
+    from pyspark.sql.connect.client import core
 
+    # PySpark 4 parses URLs in DefaultChannelBuilder; 3.5's ChannelBuilder takes the URL
+    builder = getattr(core, "DefaultChannelBuilder", core.ChannelBuilder)
     try:
-        channel = ChannelBuilder(url.render()).toChannel()
+        channel = builder(url.render()).toChannel()
     except Exception as exc:
         raise _unreachable(url, f"{type(exc).__name__}: {exc}") from exc
     try:
