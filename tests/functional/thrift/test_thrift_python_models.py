@@ -1,6 +1,6 @@
 """A Python model over a Spark Thrift Server (issue 37): refused before any SQL of its
-own runs, with a message naming the methods that run Python (session, connect); the SQL models of the same
-run build. Runs only with JAMMI_TEST_METHOD=thrift (`make thrift-lane`)."""
+own runs, with a message naming the methods that run Python (session, connect); the
+SQL models of the same run build. Runs only with JAMMI_TEST_METHOD=thrift (`make thrift-lane`)."""
 
 from __future__ import annotations
 
