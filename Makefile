@@ -11,12 +11,12 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,thrift]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,thrift,connect]"
 	touch $(STAMP)
 
 java-check: $(STAMP)
@@ -79,6 +79,14 @@ thrift-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane
 
+# A Spark Connect server on loopback (local mode, from PySpark's jars plus, on Spark 3.5,
+# the spark-connect artifact `make jars` fetches), integration_project with --target
+# connect, then a slice of the feature tests and the Python model tests with method:
+# connect (CONNECT_LANE_TESTS in scripts/connect_server.py); docs/connecting.md.
+connect-lane: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/connect_server.py lane
+
 # A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS, else .jars/ from `make jars`): the
 # tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),
 # with file_format delta; part of `make test`.
@@ -131,7 +139,7 @@ bench: jars
 # printed whole with its minutes in one summary; lint and the unit tests (`checks`, about
 # a minute) fill the end. README, "Tests", says what each lane covers and its minutes.
 LANES ?= delta-lane functional thrift-lane crash-lane iceberg-lane spark4-check \
-  cluster-fault-lane thrift-delta-lane thrift-iceberg-lane checks
+  cluster-fault-lane thrift-delta-lane connect-lane thrift-iceberg-lane checks
 SLOTS ?= 2
 test: jars
 	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(LANES)
@@ -156,13 +164,14 @@ SPARK4_DELTA_VENV ?= .venv-spark4-delta
 S4 := $(SPARK4_VENV)/bin
 S4D := $(SPARK4_DELTA_VENV)/bin
 
-# $(1): the environment's directory; $(2): the PySpark and py4j pins replacing those of
-# constraints.txt.
+# $(1): the environment's directory; $(2): the pins (PySpark, py4j, and what its Connect
+# client needs) replacing those of constraints.txt.
 define pinned_venv
 	$(PYTHON) -m venv $(1)
 	$(1)/bin/python -m pip install --quiet --upgrade pip
-	sed '/^pyspark==/d; /^py4j==/d' constraints.txt | cat - $(2) > $(1)/constraints.txt
-	$(1)/bin/python -m pip install --quiet -c $(1)/constraints.txt -e ".[dev,thrift]"
+	awk -F== 'NR==FNR { if ($$0 !~ /^#/ && NF == 2) pinned[$$1] = 1; next } !($$1 in pinned)' \
+	  $(2) constraints.txt | cat - $(2) > $(1)/constraints.txt
+	$(1)/bin/python -m pip install --quiet -c $(1)/constraints.txt -e ".[dev,thrift,connect]"
 	touch $(1)/.installed
 endef
 
@@ -193,8 +202,15 @@ spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed jars
 	@$(S4D)/python scripts/check_java.py
 	@$(S4D)/python scripts/delta_lane.py
 
+# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server); nightly, in
+# spark4-lane, not in `make test`.
+spark4-connect-lane: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	@$(S4)/python scripts/connect_server.py lane
+
 spark4-lane:
-	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift spark4-delta-lane
+	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift \
+	  spark4-connect-lane spark4-delta-lane
 
 # The Spark 4 check of every change (part of `make test`; docs/spark4.md): .venv-spark4
 # (installed when missing), tests/unit, then the feature tests with a Spark-4-specific

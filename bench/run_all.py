@@ -28,6 +28,8 @@ BENCHMARKS = {
     # against dbt-spark's merge on the same format; jars: JAMMI_*_JARS or .jars/ (make jars)
     "delta": ["bench_merge_peer.py"],
     "iceberg": ["bench_merge_peer.py --format iceberg"],
+    # 10 rows whatever --rows says: one run's fixed cost over Spark Connect against Thrift
+    "connect": ["bench_connect.py"],
 }
 
 

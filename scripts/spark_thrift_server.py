@@ -186,14 +186,7 @@ class ThriftServer:
         env.setdefault("SPARK_LOCAL_IP", HOST)
         with open(self.log_path, "ab") as log:
             process = subprocess.Popen(
-                server_command(
-                    spark_home,
-                    self.state_dir,
-                    self.port,
-                    self.format_jars,
-                    self.cluster_confs,
-                    self.table_format,
-                ),
+                self.command(spark_home),
                 cwd=self.state_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -208,21 +201,38 @@ class ThriftServer:
         self._wait_ready(process, timeout)
         return self
 
+    label = "Thrift server"
+
+    def command(self, spark_home: Path) -> list[str]:
+        """The server's command line (a subclass starts another server the same way)."""
+        return server_command(
+            spark_home,
+            self.state_dir,
+            self.port,
+            self.format_jars,
+            self.cluster_confs,
+            self.table_format,
+        )
+
+    def answers(self) -> bool:
+        """True once the server answers a query."""
+        return _port_open(self.host, self.port) and can_query(self.host, self.port)
+
     def _wait_ready(self, process: subprocess.Popen, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 self._cleanup_info()
                 raise SystemExit(
-                    f"Thrift server exited with code {process.returncode} before "
+                    f"{self.label} exited with code {process.returncode} before "
                     f"accepting connections; last log lines:\n{self.log_tail()}"
                 )
-            if _port_open(self.host, self.port) and can_query(self.host, self.port):
+            if self.answers():
                 return
             time.sleep(2)
         self.stop()
         raise SystemExit(
-            f"Thrift server did not answer SELECT 1 within {timeout:.0f}s; "
+            f"{self.label} did not answer SELECT 1 within {timeout:.0f}s; "
             f"last log lines:\n{self.log_tail()}"
         )
 

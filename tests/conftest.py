@@ -10,7 +10,8 @@ Lanes, chosen with environment variables (the Makefile sets them):
                                         parquet); delta and iceberg load their runtime
                                         (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS: jar files
                                         instead of Maven coordinates)
-- JAMMI_TEST_METHOD=session|thrift      how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT)
+- JAMMI_TEST_METHOD=session|thrift|connect  how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT;
+                                        connect: JAMMI_CONNECT_URL, scripts/connect_server.py)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
                                         in the profile and asserted after every test that
                                         used it (`make spark4-check` runs with true;
@@ -97,6 +98,13 @@ def lane_ansi() -> Optional[str]:
 # Helpers, not tests: keep pytest from collecting them where they are imported.
 test_file_format.__test__ = False  # type: ignore[attr-defined]
 test_method.__test__ = False  # type: ignore[attr-defined]
+
+
+def remote_method() -> bool:
+    """dbt reaches a server (thrift, connect): no Spark state in this process."""
+    return test_method() in ("thrift", "connect")
+
+
 lane_file_format = test_file_format
 lane_method = test_method
 
@@ -123,6 +131,15 @@ def session_parameters(file_format: str) -> dict:
 
 
 def jammi_profile_target() -> dict:
+    if test_method() == "connect":
+        return {
+            "type": "jammi",
+            "method": "connect",
+            "host": os.environ.get("JAMMI_CONNECT_URL", "sc://127.0.0.1:15002"),
+            "schema": "analytics",
+            "threads": 1,
+            "connect_timeout": 30,
+        }
     if test_method() == "thrift":
         return {
             "type": "jammi",
@@ -165,13 +182,13 @@ def _iceberg_lock_tables():
 
 # Tests that read Spark through a SparkSession in the pytest process (or the local file
 # system under the warehouse) can only see the embedded session's state; on the thrift
-# lane they are skipped with this reason instead of failing. Mark them
+# and connect lanes they are skipped with this reason instead of failing. Mark them
 # @pytest.mark.session_only.
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "session_only: reads Spark state in-process or on the local file system; "
-        "skipped with JAMMI_TEST_METHOD=thrift",
+        "skipped with JAMMI_TEST_METHOD=thrift or connect",
     )
     config.addinivalue_line(
         "markers",
@@ -214,9 +231,9 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     deselect = []
-    if test_file_format() in MERGE_LANE_FORMATS or test_method() == "thrift" or _spark4():
+    if test_file_format() in MERGE_LANE_FORMATS or remote_method() or _spark4():
         deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
-    if test_method() == "thrift":
+    if remote_method():
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
     if test_file_format() == "iceberg":
         deselect += [i for i in items if i.get_closest_marker("iceberg_refused")]
@@ -236,7 +253,7 @@ def pytest_collection_modifyitems(config, items):
         if parquet:
             config.hook.pytest_deselected(items=parquet)
             items[:] = [i for i in items if i not in parquet]
-    if test_method() != "thrift":
+    if not remote_method():
         return
     skip = pytest.mark.skip(reason="session_only: needs the embedded session in this process")
     for item in items:

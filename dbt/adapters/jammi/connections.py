@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ContextManager, Optional, cast
 
-from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import CONNECTION_LOST_EXCEPTIONS, SparkConnectionManager
 
@@ -56,6 +56,8 @@ class JammiConnectionManager(SparkConnectionManager):
     @classmethod
     def open(cls, connection: Connection) -> Connection:
         credentials = connection.credentials
+        if isinstance(credentials, JammiCredentials) and credentials.is_connect:
+            return cls._open_connect(connection, credentials)
         if isinstance(credentials, JammiCredentials) and credentials.is_session:
             ensure_java()
             start_embedded_session(credentials.server_side_parameters)
@@ -66,6 +68,18 @@ class JammiConnectionManager(SparkConnectionManager):
             connection.handle = with_exact_bindings(connection.handle)
         # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
         make_empty_results_safe(connection.handle)
+        return connection
+
+    @classmethod
+    def _open_connect(cls, connection: Connection, credentials: JammiCredentials) -> Connection:
+        """``method: connect``: dbt-spark's session handle on the profile's remote
+        SparkSession (engine/connect.py)."""
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        from dbt.adapters.jammi.engine.connect import open_connect_handle
+
+        connection.handle = open_connect_handle(credentials)
+        connection.state = ConnectionState.OPEN
         return connection
 
     @classmethod

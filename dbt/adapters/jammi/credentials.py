@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
+from dbt_common.dataclass_schema import StrEnum
+from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.jammi.common.connect_url import DEFAULT_PORT, ConnectUrl, connect_url, url_port
 from dbt.adapters.jammi.common.validation import validate_tenant_value
 
 # Embedded-session defaults, each only where neither the profile nor Spark's launcher
@@ -31,8 +35,23 @@ SESSION_SQL_DEFAULTS = {
 ANSI_MODE = "spark.sql.ansi.enabled"
 
 
+# The Python packages Spark Connect's client imports (the extra `dbt-jammi[connect]`).
+CONNECT_PACKAGES = ("grpc", "grpc_status", "google.rpc", "pyarrow", "pandas")
+
+
+class JammiConnectionMethod(StrEnum):
+    """dbt-spark's methods, and ``connect``: a Spark Connect server (docs/connecting.md)."""
+
+    THRIFT = "thrift"
+    HTTP = "http"
+    ODBC = "odbc"
+    SESSION = "session"
+    CONNECT = "connect"
+
+
 @dataclass
 class JammiCredentials(SparkCredentials):
+    method: JammiConnectionMethod = None  # type: ignore[assignment]
     tenant: Optional[str] = None
     # Where the embedded session keeps its metastore and warehouse; relative paths
     # resolve against the dbt project directory. Default: <project>/.spark
@@ -43,6 +62,10 @@ class JammiCredentials(SparkCredentials):
         data = super().__pre_deserialize__(data)
         if data.get("method") == "session" and not data.get("host"):
             data["host"] = "localhost"
+        if data.get("method") == "connect" and data.get("port") is None:
+            # Spark Connect's port, not dbt-spark's 443: the URL's own, else 15002
+            host = str(data.get("host") or "")
+            data["port"] = url_port(host) if host.lower().startswith("sc://") else DEFAULT_PORT
         return data
 
     def __post_init__(self) -> None:
@@ -54,6 +77,14 @@ class JammiCredentials(SparkCredentials):
             self.server_side_parameters.pop(ANSI_MODE, None)
         if self.tenant is not None:
             validate_tenant_value(self.tenant, "profile field 'tenant'")
+        if self.is_connect:
+            self.connect_url()  # a bad address fails here, naming its profile field
+            missing = [p for p in CONNECT_PACKAGES if not _importable(p)]
+            if missing:
+                raise DbtRuntimeError(
+                    "method: connect needs Spark Connect's client packages "
+                    f"({', '.join(missing)} missing): pip install 'dbt-jammi[connect]'"
+                )
 
     @property
     def type(self) -> str:
@@ -65,7 +96,24 @@ class JammiCredentials(SparkCredentials):
 
     @property
     def is_session(self) -> bool:
+        """The embedded session: Spark's JVM and file system in this process."""
         return self.method == SparkConnectionMethod.SESSION
 
+    @property
+    def is_connect(self) -> bool:
+        """A Spark Connect server: a remote SparkSession, SQL and plans as text."""
+        return self.method == JammiConnectionMethod.CONNECT
+
+    def connect_url(self) -> ConnectUrl:
+        return connect_url(self.host, self.port, self.token, self.use_ssl, self.user)
+
     def _connection_keys(self) -> tuple[str, ...]:
+        """What `dbt debug` shows (never the token)."""
         return (*super()._connection_keys(), "tenant", "session_dir")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

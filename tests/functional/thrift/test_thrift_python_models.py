@@ -1,6 +1,6 @@
 """A Python model over a Spark Thrift Server (issue 37): refused before any SQL of its
-own runs, with a message naming the method that runs Python; the SQL models of the same
-run build. Runs only with JAMMI_TEST_METHOD=thrift (`make thrift-lane`)."""
+own runs, with a message naming the methods that run Python (session, connect); the
+SQL models of the same run build. Runs only with JAMMI_TEST_METHOD=thrift (`make thrift-lane`)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class TestPythonModelsOverThrift:
         assert refused.status == "error"
         assert "connection method 'thrift' cannot run Python models" in refused.message
         assert "method: session" in refused.message
+        assert "method: connect" in refused.message
         # statements are logged per node's connection: the SQL model's are, and none ran
         # on the Python model's
         assert "On model.test.orders: " in log

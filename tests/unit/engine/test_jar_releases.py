@@ -56,7 +56,22 @@ def test_no_delta_release_for_other_lines(spark):
 
 def test_make_jars_fetches_each_release_with_a_cache_folder_once():
     folders = [r.jars_dir for r in FETCHED_RELEASES]
-    assert folders == ["delta-spark3.5", "delta-spark4.0", "iceberg-spark3.5", "iceberg-spark4.0"]
+    assert folders == [
+        "delta-spark3.5",
+        "delta-spark4.0",
+        "iceberg-spark3.5",
+        "iceberg-spark4.0",
+        "spark-connect3.5",
+    ]
+
+
+def test_spark_35_needs_the_connect_server_artifact_spark_4_bundles_it():
+    from dbt.adapters.jammi.engine.jar_releases import connect_release
+
+    release = connect_release("3.5.7")
+    assert release is not None
+    assert release.package == "org.apache.spark:spark-connect_2.12:3.5.7"
+    assert connect_release("4.0.1") is None
 
 
 def test_spark_line_and_hint():

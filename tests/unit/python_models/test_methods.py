@@ -8,9 +8,10 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.python_models.methods import PYTHON_METHODS, check_python_method
 
 
-def test_the_embedded_session_runs_python():
-    assert "session" in PYTHON_METHODS
-    check_python_method("session", "orders")  # no error
+@pytest.mark.parametrize("method", ["session", "connect"])
+def test_the_embedded_session_and_spark_connect_run_python(method):
+    assert method in PYTHON_METHODS
+    check_python_method(method, "orders")  # no error
 
 
 @pytest.mark.parametrize("method", ["thrift", "http", "odbc"])
@@ -20,5 +21,6 @@ def test_sql_only_methods_are_refused_naming_the_ones_that_run_python(method):
     message = str(raised.value)
     assert "python model 'orders'" in message
     assert f"connection method '{method}' cannot run Python models" in message
+    assert set(PYTHON_METHODS) == {"session", "connect"}
     for runs_python in PYTHON_METHODS:
         assert f"method: {runs_python}" in message

@@ -1,4 +1,5 @@
-"""Which Delta Lake and Iceberg releases go with which Spark (the jars Spark loads).
+"""Which Delta Lake, Iceberg and Spark Connect releases go with which Spark (the jars
+Spark loads).
 
 Delta's and Iceberg's Spark jars are built for one Spark line and one Scala version, so
 a session must load the release that matches its PySpark. `make jars`
@@ -15,6 +16,9 @@ Why these versions (checked against Maven Central, 2026-11-24):
   default (``delta-spark_2.13``), and for Spark 4.0 under ``delta-spark_4.0_2.13``.
 - Iceberg: 1.12.0 for Spark 3.5; 1.11.0 for Spark 4.0 (the last release with a 4.0
   runtime; 1.12 builds for Spark 4.1).
+- Spark Connect's server: for Spark 3.5 a separate artifact of Spark's own release
+  (``spark-connect_2.12`` at the pinned PySpark's 3.5.7; the connect lane starts it,
+  scripts/connect_server.py); Spark 4 ships it in its distribution and PySpark's jars.
 """
 
 from __future__ import annotations
@@ -62,8 +66,18 @@ ICEBERG_RELEASES: tuple[JarRelease, ...] = (
     _iceberg("4.0", "2.13", "1.11.0"),
 )
 
+# Spark 3.5's Connect server (Spark 4 bundles it): the jar a server is started with.
+CONNECT_RELEASES: tuple[JarRelease, ...] = (
+    JarRelease(
+        "3.5",
+        "org.apache.spark:spark-connect_2.12:3.5.7",
+        ("org.apache.spark:spark-connect_2.12:3.5.7",),
+        "spark-connect3.5",
+    ),
+)
+
 FETCHED_RELEASES: tuple[JarRelease, ...] = tuple(
-    r for r in (*DELTA_RELEASES, *ICEBERG_RELEASES) if r.jars_dir
+    r for r in (*DELTA_RELEASES, *ICEBERG_RELEASES, *CONNECT_RELEASES) if r.jars_dir
 )
 
 _LINE = re.compile(r"^\s*(\d+)\.(\d+)")
@@ -79,6 +93,12 @@ def delta_release(spark_version: str) -> Optional[JarRelease]:
     """The Delta release for this Spark version, or None when Delta has none for it
     (e.g. Spark 4.2 and 4.3 when this was written)."""
     return _release_for(DELTA_RELEASES, spark_version)
+
+
+def connect_release(spark_version: str) -> Optional[JarRelease]:
+    """Spark Connect's server artifact for this Spark version, or None (Spark 4 bundles
+    its server)."""
+    return _release_for(CONNECT_RELEASES, spark_version)
 
 
 def iceberg_release(spark_version: str) -> Optional[JarRelease]:

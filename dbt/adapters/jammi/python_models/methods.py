@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 
-# The embedded session runs the model in dbt's own process.
-PYTHON_METHODS = ("session",)
+# The embedded session runs the model in dbt's own process; over Spark Connect the
+# model's program runs in dbt's process on the server's remote SparkSession.
+PYTHON_METHODS = ("session", "connect")
 
 
 def check_python_method(method: str, model_name: str) -> None:
@@ -17,7 +18,6 @@ def check_python_method(method: str, model_name: str) -> None:
         f"python model '{model_name}'",
         f"connection method '{method}' cannot run Python models: a Thrift, HTTP or ODBC "
         "server runs SQL only, and dbt-jammi does not submit notebooks or jobs",
-        "run Python models with "
-        + ", ".join(f"method: {m}" for m in PYTHON_METHODS)
-        + " (the embedded Spark session), or write this model in SQL",
+        "run Python models with method: session (the embedded Spark session) or "
+        "method: connect (a Spark Connect server), or write this model in SQL",
     )

@@ -41,13 +41,13 @@ def run_model_program(
 
 
 def spark_dataframe(returned: Any, session: Any, subject: str) -> Any:
-    """``returned`` as a Spark DataFrame: a Spark DataFrame as it is, a pandas-on-Spark
-    frame through ``to_spark()``, a pandas frame through ``createDataFrame``."""
+    """``returned`` as a Spark DataFrame: a Spark (or Spark Connect) DataFrame as it is,
+    a pandas-on-Spark frame through ``to_spark()``, a pandas frame through ``createDataFrame``."""
     from pyspark.sql import DataFrame
 
-    if isinstance(returned, DataFrame):
-        return returned
     kind = f"{type(returned).__module__}.{type(returned).__name__}"
+    if isinstance(returned, DataFrame) or kind == "pyspark.sql.connect.dataframe.DataFrame":
+        return returned  # PySpark 3.5's Connect DataFrame is no pyspark.sql.DataFrame
     if kind.startswith("pyspark.pandas.") and hasattr(returned, "to_spark"):
         return returned.to_spark()
     if kind == "pandas.core.frame.DataFrame":

@@ -21,6 +21,7 @@ from typing import Any
 from dbt.adapters.base import available
 
 from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.engine.connect import remote_session
 from dbt.adapters.jammi.python_models.methods import check_python_method
 from dbt.adapters.jammi.python_models.model_program import run_model_program
 from dbt.adapters.jammi.tenancy.bound_dataframe import (
@@ -41,7 +42,12 @@ def _method_name(method: Any) -> str:
     return str(getattr(method, "value", method))
 
 
-def _session() -> Any:
+def _session(connection: Any) -> Any:
+    """The SparkSession the model runs on: the remote one of a ``method: connect``
+    handle, else the embedded session."""
+    remote = remote_session(getattr(connection, "handle", None))
+    if remote is not None:
+        return remote
     from pyspark.sql import SparkSession
 
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
@@ -63,7 +69,7 @@ class PythonModelsAdapterMixin(StatementsMixin):
         check_python_method(_method_name(method), name)
         connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
         guard = self.connections.tenant_guard  # type: ignore[attr-defined]
-        session = _session()
+        session = _session(connection)
 
         def load_relation(relation: str) -> Any:
             return scoped_read(guard, connection, session, relation)
@@ -83,4 +89,5 @@ class PythonModelsAdapterMixin(StatementsMixin):
         (the adapter's post_model_hook: after the node, also when it failed)."""
         view = self._python_batches.pop(threading.get_ident(), None)
         if view is not None:
-            _session().catalog.dropTempView(view)
+            connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
+            _session(connection).catalog.dropTempView(view)

@@ -28,8 +28,7 @@ from dbt.adapters.contracts.connection import Connection
 from dbt.adapters.jammi.tenancy.bound_statement import scoped_statement
 from dbt.adapters.jammi.tenancy.guard import TenantGuard, TenantReadError
 from dbt.adapters.jammi.tenancy.plan import UNNAMED_SCAN, UnscopedScan, scoped_relation_sql
-from dbt.adapters.jammi.tenancy.plan_jvm import dataframe_plan
-from dbt.adapters.jammi.tenancy.statement_plans import table_properties
+from dbt.adapters.jammi.tenancy.statement_plans import dataframe_plan, table_properties
 
 
 def scoped_read(guard: TenantGuard, connection: Connection, session: Any, relation: str) -> Any:
@@ -69,7 +68,7 @@ def unscoped_scans(
     """The scans of tenant-scoped tables in ``dataframe``'s analyzed plan that sit under
     no scope filter of ``tenant``."""
     properties = functools.partial(table_properties, connection)
-    return guard.unscoped(dataframe_plan(dataframe, tenant), properties)
+    return guard.unscoped(dataframe_plan(connection, dataframe, tenant), properties)
 
 
 def python_read_message(connection_name: Any, scans: Sequence[UnscopedScan], tenant: str) -> str:

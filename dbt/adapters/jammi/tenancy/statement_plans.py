@@ -1,11 +1,14 @@
 """What Spark resolves a statement of a bound run to, asked on its connection: the
 analyzed plan (from the session's JVM on ``method: session``, from ``EXPLAIN EXTENDED``
 elsewhere, through a Delta MERGE's operands where Delta prints the MERGE on one line),
-and a table's properties. The *analyze* step of tenancy/bound_statement.py; nothing here
-decides."""
+a DataFrame's analyzed plan (the JVM's on ``session``, the one Spark Connect's server
+prints on ``connect``), and a table's properties. The *analyze* step of
+tenancy/bound_statement.py; nothing here decides."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any, Optional
 
 from dbt.adapters.contracts.connection import Connection
@@ -52,6 +55,28 @@ def statement_plan(connection: Connection, sql: str, bindings: Any, tenant: str)
     if root_command(explain) == INLINE_MERGE:
         return _merge_plan(connection, _with_bindings(sql, bindings), tenant)
     return parse_plan(explain, tenant)
+
+
+def dataframe_plan(connection: Connection, dataframe: Any, tenant: str) -> PlanNode:
+    """``dataframe``'s analyzed plan: from the embedded session's JVM, else (a Spark
+    Connect DataFrame, no JVM in reach) from the plan its server prints."""
+    if connection.credentials.is_session:
+        from dbt.adapters.jammi.tenancy.plan_jvm import dataframe_plan as jvm_plan
+
+        return jvm_plan(dataframe, tenant)
+    return parse_plan(printed_plan(dataframe), tenant)
+
+
+def printed_plan(dataframe: Any) -> str:
+    """``dataframe.explain(extended=True)``'s text (parsed, analyzed, optimized and
+    physical plans), as the server printed it."""
+    explain_string = getattr(dataframe, "_explain_string", None)
+    if callable(explain_string):
+        return str(explain_string(extended=True))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        dataframe.explain(extended=True)
+    return printed.getvalue()
 
 
 def _merge_plan(connection: Connection, sql: str, tenant: str) -> PlanNode:

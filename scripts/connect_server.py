@@ -1,0 +1,166 @@
+"""A Spark Connect server on loopback, and the `make connect-lane` lane.
+
+Started like the Thrift server (scripts/spark_thrift_server.py, whose ThriftServer this
+subclasses): spark-submit from the installed PySpark's own jars, local mode, its own
+Derby metastore and warehouse in a temporary state directory, a free port, its own
+process group (stopped at exit). The server class is Spark's SparkConnectServer; on
+Spark 3.5 its jar is the Maven artifact of jar_releases.CONNECT_RELEASES (`make jars`
+copies it into .jars/), on Spark 4 it is among PySpark's jars.
+
+Usage:
+  python scripts/connect_server.py lane              # the `make connect-lane` lane
+  python scripts/connect_server.py run -- CMD ...    # a server around one command
+Both export JAMMI_CONNECT_URL (sc://127.0.0.1:<port>) to what they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/
+from spark_thrift_server import REPO_ROOT, ThriftServer, _port_open, server_command  # noqa: E402
+
+from dbt.adapters.jammi.engine.jar_releases import connect_release, installed_pyspark_version
+
+LOG_CONFIG = REPO_ROOT / "dbt" / "include" / "jammi" / "log4j2.properties"
+CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+# The lane's slice: one mutable_table upsert+delete file, the changelog, the tenant read
+# guard, a topic publish/consume, the Python models (and the integration project).
+CONNECT_LANE_TESTS = (
+    "tests/functional/connect",
+    "tests/functional/mutable_table/test_mutable_upsert.py",
+    "tests/functional/mutable_table/test_changelog.py",
+    "tests/functional/mutable_table/test_tenant_read_guard.py",
+    "tests/functional/topic/test_topic_consumers.py",
+    "tests/functional/python_models",
+)
+
+
+def connect_jars() -> Optional[str]:
+    """The jar to add for the server class: Spark 3.5's artifact (.jars/ from `make
+    jars`, else the local Maven repository); None when PySpark bundles it (Spark 4)."""
+    from fetch_jars import cached_jar, local_repository_jar
+
+    release = connect_release(installed_pyspark_version())
+    if release is None:
+        return None
+    coordinates = release.jars[0]
+    for jar in (cached_jar(release, coordinates), local_repository_jar(coordinates)):
+        if jar.is_file():
+            return str(jar)
+    raise SystemExit(
+        f"no Spark Connect server jar: {coordinates} is neither in .jars/ nor in "
+        "~/.m2/repository; fetch it with `make jars`"
+    )
+
+
+class ConnectServer(ThriftServer):
+    label = "Spark Connect server"
+
+    @property
+    def url(self) -> str:
+        return f"sc://{self.host}:{self.port}"
+
+    def command(self, spark_home: Path) -> list[str]:
+        """The Thrift server's command line (its state, confs and local master) with
+        SparkConnectServer as the class and the Connect port."""
+        command = server_command(spark_home, self.state_dir, self.port)
+        command = command[: command.index("spark-internal")]
+        # errors only in its log (the adapter's own log4j2 settings): a server logging
+        # every statement at INFO spends the lane's CPU on it
+        options = command.index(
+            f"spark.driver.extraJavaOptions=-Dderby.system.home={self.state_dir}"
+        )
+        command[options] += f" -Dlog4j2.configurationFile=file:{LOG_CONFIG}"
+        command[command.index("--class") + 1] = CONNECT_SERVER_CLASS
+        jar = connect_jars()
+        extra = ["--jars", jar] if jar else []
+        return [
+            *command,
+            *extra,
+            "--conf",
+            "spark.app.name=jammi-connect-server",
+            "--conf",
+            f"spark.connect.grpc.binding.port={self.port}",
+            "--conf",
+            f"spark.connect.grpc.binding.address={self.host}",
+        ]
+
+    def answers(self) -> bool:
+        if not _port_open(self.host, self.port):
+            return False
+        try:
+            from pyspark.sql.connect.session import SparkSession
+
+            spark = SparkSession.builder.remote(self.url).create()
+            try:
+                return spark.sql("select 1 as one").collect()[0][0] == 1
+            finally:
+                spark.stop()
+        except Exception:
+            return False
+
+
+def run_lane(server: ConnectServer, env: dict[str, str]) -> int:
+    """The integration project (--target connect), then the feature tests' slice."""
+    python = Path(sys.executable)
+    dbt = str(python.with_name("dbt"))
+    project = REPO_ROOT / "integration_project"
+    steps = [
+        ([dbt, "build", "--profiles-dir", ".", "--project-dir", ".", "--target", "connect"],
+         project),
+        (
+            [str(python), "-m", "pytest", *CONNECT_LANE_TESTS, "-q", "-rs",
+             "-p", "no:cacheprovider", "--durations=10"],
+            REPO_ROOT,
+        ),
+    ]  # fmt: skip
+    code = 0
+    for command, cwd in steps:
+        started = time.monotonic()
+        print(f"connect lane: {' '.join(command[:3])} ...", flush=True)
+        result = subprocess.call(command, cwd=cwd, env=env)
+        print(f"connect lane: exit {result} after {time.monotonic() - started:.0f}s", flush=True)
+        code = code or result
+    return code
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("lane", help="start, dbt build + the lane's tests over connect, stop")
+    run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
+    run.add_argument("argv", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    state = Path(tempfile.mkdtemp(prefix="jammi-connect-"))
+    server = ConnectServer(state_dir=state)
+    try:
+        server.start()
+        print(f"Spark Connect server ready at {server.url} after "
+              f"{time.monotonic() - started:.0f}s", flush=True)  # fmt: skip
+        env = dict(os.environ, JAMMI_TEST_METHOD="connect", JAMMI_CONNECT_URL=server.url)
+        if args.command == "run":
+            command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            code = subprocess.call(command, env=env)
+        else:
+            code = run_lane(server, env)
+    finally:
+        server.stop()
+        shutil.rmtree(state, ignore_errors=True)
+    print(f"connect lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
