@@ -29,7 +29,7 @@ from typing import Iterator, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
 from hive_lock_tables import ensure_lock_tables  # noqa: E402
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402
-from spark_cluster import StandaloneCluster, kill_group  # noqa: E402
+from spark_cluster import StandaloneCluster, free_port, kill_group  # noqa: E402
 
 HOST = "127.0.0.1"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -48,12 +48,6 @@ def pyspark_home() -> Path:
             "this PySpark build cannot run a Thrift server"
         )
     return home
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 DELTA_CONFS = {
