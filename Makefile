@@ -202,8 +202,8 @@ spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed jars
 	@$(S4D)/python scripts/check_java.py
 	@$(S4D)/python scripts/delta_lane.py
 
-# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server); nightly, in
-# spark4-lane, not in `make test`.
+# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server): the last step of
+# spark4-check (so of `make test`), and of the nightly spark4-lane.
 spark4-connect-lane: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py
 	@$(S4)/python scripts/connect_server.py lane
@@ -216,12 +216,14 @@ spark4-lane:
 # (installed when missing), tests/unit, then the feature tests with a Spark-4-specific
 # path (marked spark4_path) and one smoke test per materialization, on PySpark 4.3's
 # embedded session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI,
-# tests/conftest.py). One summary with each step's counts and minutes; every other
-# feature test runs on Spark 4 in the nightly spark4-lane.
+# tests/conftest.py), then the connect lane on a Spark 4 Connect server. One summary with
+# each step's counts and minutes; every other feature test runs on Spark 4 in the nightly
+# spark4-lane.
 SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
 SPARK4_CHECK_MARKS ?= spark4_path or smoke
 spark4-check:
-	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features
+	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features \
+	  spark4-connect-lane
 
 spark4-venv: $(SPARK4_VENV)/.installed
 
