@@ -82,10 +82,11 @@ thrift-lane: $(STAMP)
 # A Spark Connect server on loopback (local mode, from PySpark's jars plus, on Spark 3.5,
 # the spark-connect artifact `make jars` fetches), integration_project with --target
 # connect, then a slice of the feature tests and the Python model tests with method:
-# connect (CONNECT_LANE_TESTS in scripts/connect_server.py); docs/connecting.md.
+# connect (CONNECT_LANE_TESTS in scripts/connect_server.py), and two dbt processes racing
+# over Connect (CONNECT_RACE_TESTS); docs/connecting.md.
 connect-lane: jars
 	@$(MAKE) --no-print-directory java-check
-	@$(BIN)/python scripts/connect_server.py lane
+	@$(BIN)/python scripts/connect_server.py lane --races
 
 # A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS, else .jars/ from `make jars`): the
 # tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),

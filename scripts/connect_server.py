@@ -43,6 +43,10 @@ CONNECT_LANE_TESTS = (
     "tests/functional/topic/test_topic_consumers.py",
     "tests/functional/python_models",
 )
+# `lane --races` (make connect-lane, Spark 3.5): two dbt processes racing on one
+# mutable_table or topic over Connect (tests/process/harness.py reads through a remote
+# session there): one commits, the other re-plans or fails clearly, 0 lost updates.
+CONNECT_RACE_TESTS = ("tests/process/test_thrift_races.py",)
 
 
 def connect_jars() -> Optional[str]:
@@ -110,8 +114,9 @@ class ConnectServer(ThriftServer):
             return False
 
 
-def run_lane(server: ConnectServer, env: dict[str, str]) -> int:
-    """The integration project (--target connect), then the feature tests' slice."""
+def run_lane(server: ConnectServer, env: dict[str, str], races: bool = False) -> int:
+    """The integration project (--target connect), then the feature tests' slice (and,
+    with ``races``, the process races)."""
     python = Path(sys.executable)
     dbt = str(python.with_name("dbt"))
     project = REPO_ROOT / "integration_project"
@@ -119,7 +124,8 @@ def run_lane(server: ConnectServer, env: dict[str, str]) -> int:
         ([dbt, "build", "--profiles-dir", ".", "--project-dir", ".", "--target", "connect"],
          project),
         (
-            [str(python), "-m", "pytest", *CONNECT_LANE_TESTS, "-q", "-rs",
+            [str(python), "-m", "pytest", *CONNECT_LANE_TESTS,
+             *(CONNECT_RACE_TESTS if races else ()), "-q", "-rs",
              "-p", "no:cacheprovider", "--durations=10"],
             REPO_ROOT,
         ),
@@ -137,7 +143,8 @@ def run_lane(server: ConnectServer, env: dict[str, str]) -> int:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("lane", help="start, dbt build + the lane's tests over connect, stop")
+    lane = sub.add_parser("lane", help="start, dbt build + the lane's tests over connect, stop")
+    lane.add_argument("--races", action="store_true", help="also CONNECT_RACE_TESTS")
     run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
     run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -154,7 +161,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
             code = subprocess.call(command, env=env)
         else:
-            code = run_lane(server, env)
+            code = run_lane(server, env, races=args.races)
     finally:
         server.stop()
         shutil.rmtree(state, ignore_errors=True)

@@ -24,6 +24,7 @@ import yaml
 
 from tests.conftest import TEST_JVM_OPTIONS
 from tests.process.class_archive import archive_options
+from tests.process.connect_sql import ConnectSql, connect_url
 
 DBT = str(Path(sys.executable).parent / "dbt")
 PROJECT_NAME = "jammi_process"
@@ -258,6 +259,16 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+# The marks of a module whose tests race dbt processes on a server: a Thrift server (the
+# Thrift lanes) or a Spark Connect server (the connect lanes; thrift_project picks it).
+SERVER_RACES = [
+    pytest.mark.thrift,
+    pytest.mark.skipif(
+        os.environ.get("JAMMI_TEST_METHOD", "session") not in ("thrift", "connect"),
+        reason="needs JAMMI_TEST_METHOD=thrift or connect and its server",
+    ),
+]
+
 # The marks of a module whose tests need a Thrift server (the Thrift lanes run them).
 THRIFT_ONLY = [
     pytest.mark.thrift,
@@ -365,7 +376,11 @@ def thrift_project(
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"{schema_prefix}_{uuid.uuid4().hex[:8]}"
     target = thrift_target(host, port, schema, user)
+    sql: ThriftSql | ConnectSql = ThriftSql(host, port)
+    if os.environ.get("JAMMI_TEST_METHOD") == "connect":  # the connect lane's server
+        target = {k: v for k, v in target.items() if k != "port"}  # the URL's port
+        target.update(method="connect", host=connect_url())
+        sql = ConnectSql(connect_url())
     project = DbtProject(root=root, target=target, models=models).write()
-    sql = ThriftSql(host, port)
     yield project, sql, schema
     sql.execute(f"drop schema if exists {schema} cascade")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.process.harness import (
-    THRIFT_ONLY,
+    SERVER_RACES,
     DbtResult,
     ThriftSql,
     first_line,
@@ -30,7 +30,7 @@ from tests.process.harness import (
     thrift_project,
 )
 
-pytestmark = THRIFT_ONLY
+pytestmark = SERVER_RACES
 
 FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")  # the lane's: parquet, delta, iceberg
 # Iceberg refuses changelog: true (mutable_table/iceberg_support.py): its races run without
