@@ -105,6 +105,11 @@ def remote_method() -> bool:
     return test_method() in ("thrift", "connect")
 
 
+def lane_connect_url() -> str:
+    """The connect lane's server (scripts/connect_server.py sets JAMMI_CONNECT_URL)."""
+    return os.environ.get("JAMMI_CONNECT_URL", "sc://127.0.0.1:15002")
+
+
 lane_file_format = test_file_format
 lane_method = test_method
 
@@ -135,7 +140,7 @@ def jammi_profile_target() -> dict:
         return {
             "type": "jammi",
             "method": "connect",
-            "host": os.environ.get("JAMMI_CONNECT_URL", "sc://127.0.0.1:15002"),
+            "host": lane_connect_url(),
             "schema": "analytics",
             "threads": 1,
             "connect_timeout": 30,

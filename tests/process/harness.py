@@ -22,9 +22,8 @@ from typing import Iterator, Optional
 import pytest
 import yaml
 
-from tests.conftest import TEST_JVM_OPTIONS
+from tests.conftest import TEST_JVM_OPTIONS, lane_connect_url
 from tests.process.class_archive import archive_options
-from tests.process.connect_sql import ConnectSql, connect_url
 
 DBT = str(Path(sys.executable).parent / "dbt")
 PROJECT_NAME = "jammi_process"
@@ -365,6 +364,30 @@ class ThriftSql:
         return any(r[1] == table for r in self.rows(f"show tables in {schema} like '{table}'"))
 
 
+class ConnectSql(ThriftSql):
+    """ThriftSql's reads on a Spark Connect server (the connect lane): each on a fresh
+    remote session, for the same reason as a fresh Thrift connection."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    @contextlib.contextmanager
+    def session(self):
+        from pyspark.sql.connect.session import SparkSession
+
+        spark = SparkSession.builder.remote(self.url).create()
+
+        def rows(sql: str, fetch: bool = True) -> list[tuple]:
+            frame = spark.sql(sql)
+            return [tuple(r) for r in frame.collect()] if fetch else []
+
+        try:
+            yield rows
+        finally:
+            with contextlib.suppress(Exception):
+                spark.stop()
+
+
 @contextlib.contextmanager
 def thrift_project(
     root: Path, schema_prefix: str, models: dict[str, str], user: str = "jammi_process_test"
@@ -376,11 +399,11 @@ def thrift_project(
     port = int(os.environ.get("JAMMI_THRIFT_PORT", "10000"))
     schema = f"{schema_prefix}_{uuid.uuid4().hex[:8]}"
     target = thrift_target(host, port, schema, user)
-    sql: ThriftSql | ConnectSql = ThriftSql(host, port)
+    sql = ThriftSql(host, port)
     if os.environ.get("JAMMI_TEST_METHOD") == "connect":  # the connect lane's server
         target = {k: v for k, v in target.items() if k != "port"}  # the URL's port
-        target.update(method="connect", host=connect_url())
-        sql = ConnectSql(connect_url())
+        target.update(method="connect", host=lane_connect_url())
+        sql = ConnectSql(lane_connect_url())
     project = DbtProject(root=root, target=target, models=models).write()
     yield project, sql, schema
     sql.execute(f"drop schema if exists {schema} cascade")

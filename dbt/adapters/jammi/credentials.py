@@ -10,7 +10,13 @@ from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentia
 from dbt_common.dataclass_schema import StrEnum
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi.common.connect_url import DEFAULT_PORT, ConnectUrl, connect_url, url_port
+from dbt.adapters.jammi.common.connect_url import (
+    DEFAULT_PORT,
+    ConnectUrl,
+    connect_url,
+    is_url,
+    url_port,
+)
 from dbt.adapters.jammi.common.validation import validate_tenant_value
 
 # Embedded-session defaults, each only where neither the profile nor Spark's launcher
@@ -64,8 +70,8 @@ class JammiCredentials(SparkCredentials):
             data["host"] = "localhost"
         if data.get("method") == "connect" and data.get("port") is None:
             # Spark Connect's port, not dbt-spark's 443: the URL's own, else 15002
-            host = str(data.get("host") or "")
-            data["port"] = url_port(host) if host.lower().startswith("sc://") else DEFAULT_PORT
+            host = data.get("host")
+            data["port"] = url_port(str(host)) if is_url(host) else DEFAULT_PORT
         return data
 
     def __post_init__(self) -> None:
