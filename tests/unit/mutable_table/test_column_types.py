@@ -176,7 +176,8 @@ def test_a_timestamp_history_has_timestamp_intervals():
     assert plan.interval_type == "timestamp"
     assert plan.run_time == f"cast(timestamp_millis({plan.run_time_ms}) as timestamp)"
     untimed = feed({"primary_key": ["order_id"], "history": "scd2"}).to_dict()
-    assert plan_scd2(untimed).run_time == f"cast({plan_scd2(untimed).run_time_ms} as bigint)"
+    untimed_plan = plan_scd2(untimed)
+    assert untimed_plan.run_time == f"cast({untimed_plan.run_time_ms} as bigint)"
     refused(
         {"primary_key": ["order_id"], "history": "scd2", "valid_from": "label"},
         "valid_from column 'label' has type string",
