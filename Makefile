@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features
+.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -203,11 +203,18 @@ spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed jars
 	@$(S4D)/python scripts/check_java.py
 	@$(S4D)/python scripts/delta_lane.py
 
-# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server): the last step of
-# spark4-check (so of `make test`), and of the nightly spark4-lane.
+# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server), in the nightly
+# spark4-lane; spark4-check (so `make test`) ends with its check: no integration-project
+# build, only the lane's tests with a Spark-4-specific path (CHECK_MARKS in
+# scripts/connect_server.py: the Connect client, Python models' DataFrames, plan readers,
+# error conversion) and the smoke tests.
 spark4-connect-lane: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py
 	@$(S4)/python scripts/connect_server.py lane
+
+spark4-connect-check: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	@$(S4)/python scripts/connect_server.py lane --check
 
 spark4-lane:
 	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift \
@@ -217,14 +224,14 @@ spark4-lane:
 # (installed when missing), tests/unit, then the feature tests with a Spark-4-specific
 # path (marked spark4_path) and one smoke test per materialization, on PySpark 4.3's
 # embedded session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI,
-# tests/conftest.py), then the connect lane on a Spark 4 Connect server. One summary with
-# each step's counts and minutes; every other feature test runs on Spark 4 in the nightly
-# spark4-lane.
+# tests/conftest.py), then the same marks of the connect lane on a Spark 4 Connect server
+# (spark4-connect-check). One summary with each step's counts and minutes; every other
+# feature test runs on Spark 4 in the nightly spark4-lane.
 SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
 SPARK4_CHECK_MARKS ?= spark4_path or smoke
 spark4-check:
 	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features \
-	  spark4-connect-lane
+	  spark4-connect-check
 
 spark4-venv: $(SPARK4_VENV)/.installed
 

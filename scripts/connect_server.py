@@ -9,6 +9,7 @@ copies it into .jars/), on Spark 4 it is among PySpark's jars.
 
 Usage:
   python scripts/connect_server.py lane              # the `make connect-lane` lane
+  python scripts/connect_server.py lane --check      # spark4-check's step (CHECK_MARKS)
   python scripts/connect_server.py run -- CMD ...    # a server around one command
 Both export JAMMI_CONNECT_URL (sc://127.0.0.1:<port>) to what they run.
 """
@@ -47,6 +48,10 @@ CONNECT_LANE_TESTS = (
 # mutable_table or topic over Connect (tests/process/harness.py reads through a remote
 # session there): one commits, the other re-plans or fails clearly, 0 lost updates.
 CONNECT_RACE_TESTS = ("tests/process/test_thrift_races.py",)
+# `lane --check` (make spark4-connect-check, in spark4-check): Spark 4's Connect server
+# runs what has a Spark-4-specific path; make connect-lane runs the rest on Spark 3.5,
+# and the nightly spark4-lane runs the whole lane on Spark 4.
+CHECK_MARKS = "spark4_path or smoke"
 
 
 def connect_jars() -> Optional[str]:
@@ -114,22 +119,27 @@ class ConnectServer(ThriftServer):
             return False
 
 
-def run_lane(server: ConnectServer, env: dict[str, str], races: bool = False) -> int:
+def run_lane(
+    server: ConnectServer, env: dict[str, str], races: bool = False, check: bool = False
+) -> int:
     """The integration project (--target connect), then the feature tests' slice (and,
-    with ``races``, the process races)."""
+    with ``races``, the process races). With ``check`` (Spark 4's check in `make test`),
+    only the slice's tests marked CHECK_MARKS, and no build: what has a Spark-4-specific
+    path (the Connect client, DataFrames, plan readers, error conversion)."""
     python = Path(sys.executable)
     dbt = str(python.with_name("dbt"))
     project = REPO_ROOT / "integration_project"
+    tests = [*CONNECT_LANE_TESTS, *(CONNECT_RACE_TESTS if races else ())]
     steps = [
-        ([dbt, "build", "--profiles-dir", ".", "--project-dir", ".", "--target", "connect"],
-         project),
         (
-            [str(python), "-m", "pytest", *CONNECT_LANE_TESTS,
-             *(CONNECT_RACE_TESTS if races else ()), "-q", "-rs",
-             "-p", "no:cacheprovider", "--durations=10"],
+            [str(python), "-m", "pytest", *tests, *(["-m", CHECK_MARKS] if check else []),
+             "-q", "-rs", "-p", "no:cacheprovider", "--durations=10"],
             REPO_ROOT,
         ),
     ]  # fmt: skip
+    if not check:
+        build = [dbt, "build", "--profiles-dir", ".", "--project-dir", ".", "--target", "connect"]
+        steps.insert(0, (build, project))
     code = 0
     for command, cwd in steps:
         started = time.monotonic()
@@ -145,6 +155,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     lane = sub.add_parser("lane", help="start, dbt build + the lane's tests over connect, stop")
     lane.add_argument("--races", action="store_true", help="also CONNECT_RACE_TESTS")
+    lane.add_argument(
+        "--check", action="store_true", help=f"no build; only tests marked {CHECK_MARKS!r}"
+    )
     run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
     run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -161,7 +174,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
             code = subprocess.call(command, env=env)
         else:
-            code = run_lane(server, env, races=args.races)
+            code = run_lane(server, env, races=args.races, check=args.check)
     finally:
         server.stop()
         shutil.rmtree(state, ignore_errors=True)

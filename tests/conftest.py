@@ -218,8 +218,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "spark4_path: has a Spark-4-specific path (ANSI-sensitive casts and arithmetic, "
-        "Spark 4's types, the plan readers, PySpark 4's error conversion); make "
-        "spark4-check runs these and the smoke tests, make spark4-lane runs everything",
+        "Spark 4's types, the plan readers, PySpark 4's error conversion, its DataFrames "
+        "and Connect client); make spark4-check runs these and the smoke tests, make "
+        "spark4-lane runs everything",
     )
     config.addinivalue_line(
         "markers",

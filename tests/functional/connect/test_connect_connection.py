@@ -11,10 +11,14 @@ import os
 import pytest
 from dbt.tests.util import run_dbt
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("JAMMI_TEST_METHOD", "session") != "connect",
-    reason="needs JAMMI_TEST_METHOD=connect",
-)
+# spark4_path: the Connect client is PySpark's own, and PySpark 4's is another
+pytestmark = [
+    pytest.mark.skipif(
+        os.environ.get("JAMMI_TEST_METHOD", "session") != "connect",
+        reason="needs JAMMI_TEST_METHOD=connect",
+    ),
+    pytest.mark.spark4_path,
+]
 
 ORDERS_SQL = """
 {{ config(materialized='table') }}

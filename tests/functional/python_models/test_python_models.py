@@ -10,6 +10,9 @@ import pytest
 from tests.conftest import MERGE_LANE_FORMATS, test_file_format
 from tests.functional.mutable_table.util import rows, run, table_exists
 
+# spark4_path: the models' DataFrames are PySpark's own (over Connect, its client's)
+pytestmark = pytest.mark.spark4_path
+
 SRC = """
 {{ config(materialized='table') }}
 select * from values (1, 'a'), (2, 'b') as t(id, name)
