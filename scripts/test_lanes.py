@@ -12,11 +12,12 @@ Why a queue: on 2 cores the lanes are CPU-bound (a lane's JVM, or a Thrift serve
 its executors), so two at a time keep both cores busy, and the order decides how much
 of the end runs with one core idle. Measured on 2 cores (clean clones of main): two
 fixed tracks with the Thrift lanes alone after them took 56.4 minutes (2026-11-25
-05:42); this queue took 54.4 with more tests (Python models, snapshot
-feeds; 2026-11-25 09:06), 58.2 with the connect lanes added (2026-11-25 11:53), and 63.9 with
-the Thrift races over Connect (2026-11-25 16:17; README, "Tests"). A lane beside the Thrift lane runs about 1.4 times as long as
-beside an embedded lane (the Delta lane 26.9 minutes against 19.3), and two cluster lanes
-side by side 1.7 to 1.9 times as long as alone: the machine, not the order, is the limit.
+05:42); this queue took 54.4 with more tests (Python models, snapshot feeds;
+2026-11-25 09:06), 58.2 with the connect lanes added (2026-11-25 11:53), and 63.9 with
+the Thrift races over Connect (2026-11-25 16:17; README, "Tests"). A lane beside the
+Thrift lane runs about 1.4 times as long as beside an embedded lane (the Delta lane
+26.9 minutes against 19.3), and two cluster lanes side by side 1.7 to 1.9 times as long
+as alone: the machine, not the order, is the limit.
 """
 
 from __future__ import annotations
