@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import pytest
 import yaml
@@ -338,6 +338,15 @@ class ThriftSql:
     def session(self):
         """One fresh connection for reads that belong together (one state seen after a
         run): yields ``rows(sql)``."""
+        rows, close = self._open()
+        try:
+            yield rows
+        finally:
+            with contextlib.suppress(Exception):
+                close()
+
+    def _open(self) -> tuple[Callable[..., list[tuple]], Callable[[], None]]:
+        """A fresh connection's ``rows(sql, fetch=True)`` and its ``close``."""
         from pyhive import hive
 
         conn = hive.connect(host=self.host, port=self.port, username="jammi_process_test")
@@ -347,11 +356,7 @@ class ThriftSql:
             cursor.execute(sql)
             return [tuple(r) for r in cursor.fetchall()] if fetch else []
 
-        try:
-            yield rows
-        finally:
-            with contextlib.suppress(Exception):
-                conn.close()
+        return rows, conn.close
 
     def rows(self, sql: str) -> list[tuple]:
         return self._execute(sql, fetch=True)
@@ -371,8 +376,7 @@ class ConnectSql(ThriftSql):
     def __init__(self, url: str) -> None:
         self.url = url
 
-    @contextlib.contextmanager
-    def session(self):
+    def _open(self) -> tuple[Callable[..., list[tuple]], Callable[[], None]]:
         from pyspark.sql.connect.session import SparkSession
 
         spark = SparkSession.builder.remote(self.url).create()
@@ -381,11 +385,7 @@ class ConnectSql(ThriftSql):
             frame = spark.sql(sql)
             return [tuple(r) for r in frame.collect()] if fetch else []
 
-        try:
-            yield rows
-        finally:
-            with contextlib.suppress(Exception):
-                spark.stop()
+        return rows, spark.stop
 
 
 @contextlib.contextmanager
