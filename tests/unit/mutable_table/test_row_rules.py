@@ -177,11 +177,24 @@ def test_merge_functions_render_combination_and_batch_aggregation():
     assert f"coalesce(s_clicks + {clicks}, s_clicks, {clicks})" in sql
     assert f"least(s_first_seen, {first_seen})" in sql
     assert f"coalesce({stored.format('country')}, s_country)" in sql
-    # the batch rows of a key newer than its stored version combine first
-    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as `clicks`" in sql
+    # the batch rows of a key newer than its stored version combine first, each
+    # carrying its key's stored row: the stored rows are read once
+    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as s_clicks" in sql
     assert "min_by(`country`, case when `country` is not null and not is_delete" in sql
-    assert "where coalesce(b.`v` > stored._stored_version, true)" in sql
+    assert "where coalesce(`v` > _stored_version, true)" in sql
     assert "where _last_delete is null or `v` >= _last_delete" in sql
+    assert "any_value(t_clicks) as t_clicks" in sql
+    assert sql.count("from analytics.counters ") == 1
+    # hard deletes compare every stored row: the stored versions come from a semi join
+    deleting = change_set(
+        build(version_column="v", hard_deletes="delete", merge_functions={"clicks": "sum"})
+    )
+    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as `clicks`" in deleting
+    assert "as stored on b.tenant_id <=> stored.tenant_id" in deleting
+    assert "full outer join target" in deleting
+    # without delete_when no row ends a key: no window over the batch
+    plain = change_set(build(version_column="v", merge_functions={"clicks": "sum"}))
+    assert "_last_delete" not in plain and "any_value(t_v) as t_v" in plain
 
 
 def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():

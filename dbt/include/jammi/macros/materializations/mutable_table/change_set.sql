@@ -135,8 +135,10 @@
 {%- endset -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {#-- merge functions with a version column: the batch rows of a key newer than its stored
-     version combine among themselves first (mutable_merge_functions_latest_sql) --#}
+     version combine among themselves first; without hard deletes the combined rows come
+     out in the joined shape, the stored rows read once (merge_functions.sql) --#}
 {%- set aggregate = merge_functions and version -%}
+{%- set combined = aggregate and not full_outer -%}
 {#-- the stored value a new row combines with: none when the key was deleted earlier in
      the same batch (its newer rows start it afresh) --#}
 {%- set stored_value = {} -%}
@@ -166,6 +168,19 @@ batch as (
   {#- with tombstones (tombstones.sql): each row's _tombstoned #}
   {{ mutable_tombstoned_batch_sql(definition, mutable_stamped_batch_sql(definition, source_relation, tenant, 'is_delete')) }}
 ),
+
+{%- if combined %}
+
+target as (
+  {#- the stored rows of the batch's keys (a broadcast semi join, no shuffle) #}
+  select scoped.* from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
+  left semi join batch as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
+),
+
+joined as (
+  {{ mutable_merge_functions_joined_sql(definition) }}
+),
+{%- else %}
 
 latest as (
   {#- one row per key: the highest version (ties were rejected by the batch checks,
@@ -213,6 +228,7 @@ joined as (
   {{ 'full outer join' if full_outer else 'left join' }} target as t
     on {{ mutable_key_match_clause(definition, 's', 't') }}
 ),
+{%- endif %}
 
 decided as (
   select *,

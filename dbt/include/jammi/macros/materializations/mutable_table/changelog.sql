@@ -200,13 +200,7 @@
       {{ version }} as _commit_version,
       {%- for c in definition.storage_columns %} {{ q(c[0]) }},{% endfor %} tenant_id
     from {{ change_set_relation }} where _change in ('insert', 'update')
-    {%- if target_relation is not none and adapter.changelog_previous_in_plan(definition) %}
-    union all
-    select case _change when 'update' then 'update_preimage' else 'delete' end as _change_type,
-      {{ version }} as _commit_version,
-      {%- for c in definition.storage_columns %} _jammi_prev_{{ loop.index0 }} as {{ q(c[0]) }},{% endfor %} tenant_id
-    from {{ change_set_relation }} where _change in ('update', 'delete')
-    {%- elif target_relation is not none %}
+    {%- if target_relation is not none %}
     union all
     select case c._change when 'update' then 'update_preimage' else 'delete' end as _change_type,
       {{ version }} as _commit_version,
@@ -227,7 +221,37 @@
     {{ q(c[0]) }},
     {%- endfor %}
     tenant_id
+  {%- if adapter.changelog_previous_in_plan(definition) %}
+  from ({{ get_changelog_events_from_plan_sql(definition, change_set_relation, version) }}) as events
+  {%- else %}
   from ({{ get_changelog_events_sql(definition, raw_sql) }}) as events
+  {%- endif %}
+{%- endmacro %}
+
+
+{#-- The events of a change set that carries each changed row's stored values
+     (`_jammi_prev_<n>`, adapter.changelog_previous_in_plan): one change-set row is one
+     event, its new values from the row, its previous ones from the stored values, so
+     nothing is paired (no shuffle). The same events as get_changelog_events_sql. --#}
+{% macro get_changelog_events_from_plan_sql(definition, change_set_relation, version) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set position = {} -%}
+  {%- for c in definition.storage_columns %}{% do position.update({c[0]: loop.index0}) %}{% endfor -%}
+  select
+    case _change when 'update' then 'update' when 'delete' then 'delete' else 'insert' end as change_kind,
+    cast({{ version }} as bigint) as table_version,
+    {%- for c in adapter.changelog_event_sources(definition) %}
+    {%- if c.source == 'key' %}
+    cast({{ q(c.column) }} as {{ c.type }}) as {{ q(c.name) }},
+    {%- elif c.source == 'after' %}
+    cast(case when _change <> 'delete' then {{ q(c.column) }} end as {{ c.type }}) as {{ q(c.name) }},
+    {%- else %}
+    cast(case when _change <> 'insert' then _jammi_prev_{{ position[c.column] }} end as {{ c.type }}) as {{ q(c.name) }},
+    {%- endif %}
+    {%- endfor %}
+    tenant_id
+  from {{ change_set_relation }}
+  where _change in ('insert', 'update', 'delete')
 {%- endmacro %}
 
 

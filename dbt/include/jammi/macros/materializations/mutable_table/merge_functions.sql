@@ -23,49 +23,106 @@
 {%- endmacro %}
 
 
-{#-- The `latest` rows of the change set when merge functions meet a version column: one
-     row per key, combining the key's batch rows that are newer than its stored version
-     (older ones were applied by an earlier run: re-running a batch changes nothing).
-     A delete_when row ends the key: only the rows after the key's last delete combine,
-     `restarted` tells the planner to ignore the stored values, and when the newest row
-     is the delete the key is deleted. Reads the `batch` CTE of the planner. --#}
-{% macro mutable_merge_functions_latest_sql(definition, target_relation, tenant) -%}
-{%- set q = adapter.quote_column -%}
-{%- set key = definition.storage_key -%}
+{#-- A key's combined batch value of storage column `c` (a [name, type] pair), over the
+     key's batch rows that are newer than its stored version and follow its last delete. --#}
+{% macro mutable_merge_functions_combined_value(definition, c) -%}
+{%- set col = adapter.quote_column(c[0]) -%}
 {%- set v = mutable_version_expr(definition) -%}
-{%- set version_parts = [definition.version_column] if definition.version_column is string else (definition.version_column or []) -%}
-{%- set functions = definition.get('merge_functions') or {} -%}
-  select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
-    {%- for c in definition.storage_columns if c[0] not in key %}
-    {%- set col = q(c[0]) %}
-    {%- set fn = functions.get(c[0]) %}
-    {%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' %}
+{%- set fn = (definition.get('merge_functions') or {}).get(c[0]) -%}
+{%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' -%}
     cast(
-      {%- if c[0] in version_parts %} max_by({{ col }}, {{ v }})
+      {%- if c[0] in ([definition.version_column] if definition.version_column is string else (definition.version_column or [])) %} max_by({{ col }}, {{ v }})
       {%- elif fn in ('sum', 'min', 'max') %} {{ fn }}({{ col }}) filter (where not is_delete)
       {%- elif fn == 'first' %} min_by({{ col }}, {{ live }})
       {%- elif fn == 'last_non_null' or definition.partial_updates %} max_by({{ col }}, {{ live }})
       {%- else %} max_by({{ col }}, {{ v }})
-      {%- endif %} as {{ c[1] }}) as {{ col }},
+      {%- endif %} as {{ c[1] }})
+{%- endmacro %}
+
+
+{#-- The batch rows that combine (`rows`: a query over the batch's columns, with the
+     stored version as _stored_version): those newer than the key's stored version (older
+     ones were applied by an earlier run: re-running a batch changes nothing) and, with
+     delete_when, not before the key's last delete in the batch. --#}
+{% macro mutable_merge_functions_fresh_sql(definition, rows) -%}
+{%- set q = adapter.quote_column -%}
+{%- set v = mutable_version_expr(definition) -%}
+{%- if definition.delete_when %}
+  select * from (
+    select fresh.*,
+      max(case when is_delete then {{ v }} end) over (
+        partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}) as _last_delete
+    from ({{ rows }}) as fresh
+    where coalesce({{ v }} > _stored_version, true)
+  ) where _last_delete is null or {{ v }} >= _last_delete
+{%- else %}
+  select * from ({{ rows }}) as fresh where coalesce({{ v }} > _stored_version, true)
+{%- endif %}
+{%- endmacro %}
+
+
+{#-- The `joined` rows of the change set when merge functions meet a version column and
+     the run deletes no absent keys: one row per key in the planner's joined shape (s_/t_
+     columns), combining the key's fresh batch rows (mutable_merge_functions_fresh_sql).
+     The stored rows are read once: each batch row carries its key's stored row (`target`
+     of the planner: the stored rows of the batch's keys), and the stored values and
+     version come through the aggregate. A delete_when row ends the key: only the rows
+     after the key's last delete combine, `restarted` tells the planner to ignore the
+     stored values, and when the newest row is the delete the key is deleted. --#}
+{% macro mutable_merge_functions_joined_sql(definition) -%}
+{%- set q = adapter.quote_column -%}
+{%- set key = definition.storage_key -%}
+{%- set rows -%}
+  select b.*, {{ mutable_version_expr(definition, 't.') }} as _stored_version,
+    {%- for c in definition.storage_columns %}
+    t.{{ q(c[0]) }} as t_{{ c[0] }},
     {%- endfor %}
-    max_by(is_delete, {{ v }}) as is_delete,
+    t.tenant_id as t_tenant_id
+  from batch as b
+  left join target as t on {{ mutable_key_match_clause(definition, 'b', 't') }}
+{%- endset %}
+  select
+    {%- for c in definition.storage_columns %}
+    {%- if c[0] in key %}
+    {{ q(c[0]) }} as s_{{ c[0] }},
+    {%- else %}
+    {{ mutable_merge_functions_combined_value(definition, c) }} as s_{{ c[0] }},
+    {%- endif %}
+    any_value(t_{{ c[0] }}) as t_{{ c[0] }},
+    {%- endfor %}
+    tenant_id as s_tenant_id, any_value(t_tenant_id) as t_tenant_id,
+    max_by(is_delete, {{ mutable_version_expr(definition) }}) as is_delete,
+    max(is_delete) as restarted,
+    true as in_batch,
+    max(t_{{ key[0] }} is not null) as in_target
+  from ({{ mutable_merge_functions_fresh_sql(definition, rows) }}) as combined
+  group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+{%- endmacro %}
+
+
+{#-- The `latest` rows of the change set when merge functions meet a version column and
+     the run deletes the stored keys absent from the batch (hard_deletes: delete, whose
+     `target` is every stored row of the scope): one row per key, as
+     mutable_merge_functions_joined_sql combines them, the stored versions read by a
+     semi join of the stored rows with the batch. Reads the `batch` CTE of the planner. --#}
+{% macro mutable_merge_functions_latest_sql(definition, target_relation, tenant) -%}
+{%- set q = adapter.quote_column -%}
+{%- set key = definition.storage_key -%}
+{%- set rows -%}
+  select b.*, stored._stored_version from batch as b
+  left join (
+    select scoped.tenant_id{% for k in key %}, scoped.{{ q(k) }}{% endfor %}, {{ mutable_version_expr(definition, 'scoped.') }} as _stored_version
+    from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
+    left semi join batch as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
+  ) as stored on {{ mutable_key_match_clause(definition, 'b', 'stored') }}
+{%- endset %}
+  select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
+    {%- for c in definition.storage_columns if c[0] not in key %}
+    {{ mutable_merge_functions_combined_value(definition, c) }} as {{ q(c[0]) }},
+    {%- endfor %}
+    max_by(is_delete, {{ mutable_version_expr(definition) }}) as is_delete,
     max(is_delete) as restarted,
     1 as rn
-  from (
-    select * from (
-      select fresh.*,
-        max(case when is_delete then {{ v }} end) over (
-          partition by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}) as _last_delete
-      from (
-        select b.* from batch as b
-        left join (
-          select scoped.tenant_id{% for k in key %}, scoped.{{ q(k) }}{% endfor %}, {{ mutable_version_expr(definition, 'scoped.') }} as _stored_version
-          from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
-          left semi join batch as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
-        ) as stored on {{ mutable_key_match_clause(definition, 'b', 'stored') }}
-        where coalesce({{ mutable_version_expr(definition, 'b.') }} > stored._stored_version, true)
-      ) as fresh
-    ) where _last_delete is null or {{ v }} >= _last_delete
-  ) as combined
+  from ({{ mutable_merge_functions_fresh_sql(definition, rows) }}) as combined
   group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
 {%- endmacro %}
