@@ -2,7 +2,8 @@
 
 For every release of dbt/adapters/jammi/engine/jar_releases.py with a ``jars_dir``
 (Delta and Iceberg, one per Spark line):
-1. ``mvn dependency:get`` of its Maven coordinates (with their dependencies) into the
+1. ``mvn dependency:get`` of its Maven coordinates (with their dependencies, unless the
+   release takes its own jar only) into the
    local Maven repository, ~/.m2/repository: the repository Spark's
    ``spark.jars.packages`` resolver reads before any remote one (``local-m2-cache``),
    so a session configured by coordinates downloads nothing more;
@@ -53,9 +54,9 @@ def is_cached(release: JarRelease) -> bool:
     ) and all(cached_jar(release, c).is_file() for c in release.jars)
 
 
-def maven_get(coordinates: str, log: Path) -> None:
-    """``mvn dependency:get`` into LOCAL_MAVEN_REPOSITORY; SystemExit naming the
-    artifact when Maven fails."""
+def maven_get(coordinates: str, log: Path, with_dependencies: bool = True) -> None:
+    """``mvn dependency:get`` (of the jar alone unless ``with_dependencies``) into
+    LOCAL_MAVEN_REPOSITORY; SystemExit naming the artifact when Maven fails."""
     if shutil.which("mvn") is None:
         raise SystemExit(f"make jars: cannot fetch {coordinates}: `mvn` is not on PATH")
     command = [
@@ -65,6 +66,7 @@ def maven_get(coordinates: str, log: Path) -> None:
         f"-Dmaven.repo.local={LOCAL_MAVEN_REPOSITORY}",
         "dependency:get",
         f"-Dartifact={coordinates}",
+        f"-Dtransitive={'true' if with_dependencies else 'false'}",
     ]
     print(f"jars: fetching {coordinates} with mvn ...", flush=True)
     with open(log, "ab") as sink:
@@ -81,7 +83,7 @@ def maven_get(coordinates: str, log: Path) -> None:
 def fetch(release: JarRelease, log: Path) -> None:
     for coordinates in release.jars:
         if not local_repository_jar(coordinates).is_file():
-            maven_get(coordinates, log)
+            maven_get(coordinates, log, release.with_dependencies)
     folder = jars_dir(release)
     folder.mkdir(parents=True, exist_ok=True)
     for coordinates in release.jars:

@@ -72,6 +72,27 @@ def test_spark_35_needs_the_connect_server_artifact_spark_4_bundles_it():
     assert release is not None
     assert release.package == "org.apache.spark:spark-connect_2.12:3.5.7"
     assert connect_release("4.0.1") is None
+    # Only the jar reaches the server (--jars beside PySpark's): its Spark dependencies
+    # are not fetched, and the packages Spark resolves keep theirs.
+    assert release.with_dependencies is False
+    assert all(r.with_dependencies for r in FETCHED_RELEASES if r is not release)
+
+
+def test_make_jars_asks_maven_for_the_jar_alone_where_the_release_says_so(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+    import fetch_jars
+
+    commands = []
+    monkeypatch.setattr(fetch_jars.shutil, "which", lambda name: "/usr/bin/mvn")
+    monkeypatch.setattr(subprocess, "call", lambda command, **kw: commands.append(command) or 0)
+    fetch_jars.maven_get("g:a:1", tmp_path / "mvn.log", with_dependencies=False)
+    fetch_jars.maven_get("g:b:1", tmp_path / "mvn.log")
+    assert "-Dtransitive=false" in commands[0]
+    assert "-Dtransitive=true" in commands[1]
 
 
 def test_spark_line_and_hint():

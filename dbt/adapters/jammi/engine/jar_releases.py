@@ -32,13 +32,16 @@ from typing import Optional
 class JarRelease:
     """A library's release for one Spark line: the Maven coordinates users put in
     ``spark.jars.packages``, the jars (coordinates) that package puts on Spark's class
-    path besides Spark's own, and the folder of the repository's jar cache holding them
-    (``.jars/<jars_dir>``; None: `make jars` does not fetch it)."""
+    path besides Spark's own, the folder of the repository's jar cache holding them
+    (``.jars/<jars_dir>``; None: `make jars` does not fetch it), and whether `make jars`
+    fetches the package's Maven dependencies too (what ``spark.jars.packages`` resolves)
+    or its own jar only (a jar that only ever reaches Spark as a file, on ``--jars``)."""
 
     spark_line: str
     package: str
     jars: tuple[str, ...]
     jars_dir: Optional[str]
+    with_dependencies: bool = True
 
 
 def _delta(spark_line: str, scala: str, version: str, fetched: bool) -> JarRelease:
@@ -66,13 +69,17 @@ ICEBERG_RELEASES: tuple[JarRelease, ...] = (
     _iceberg("4.0", "2.13", "1.11.0"),
 )
 
-# Spark 3.5's Connect server (Spark 4 bundles it): the jar a server is started with.
+# Spark 3.5's Connect server (Spark 4 bundles it): the jar a server is started with, on
+# --jars beside PySpark's own jars, so its Maven dependencies (Spark's modules) are not
+# fetched. Maven Central as served here lacks one of them (spark-protobuf_2.12 3.5.x,
+# 2026-11-26), which made a fetch with dependencies fail.
 CONNECT_RELEASES: tuple[JarRelease, ...] = (
     JarRelease(
         "3.5",
         "org.apache.spark:spark-connect_2.12:3.5.7",
         ("org.apache.spark:spark-connect_2.12:3.5.7",),
         "spark-connect3.5",
+        with_dependencies=False,
     ),
 )
 
