@@ -52,6 +52,20 @@ select * from values
 as t(id, low, high, origin)
 """
 
+# a snapshot feed of counters: the batch is the complete set (hard_deletes: delete), so
+# a stored key the batch lacks is deleted, and a key whose rows are all at or below its
+# stored version is present, not absent
+SNAPSHOT_COUNTERS = """
+{{ config(materialized='mutable_table', primary_key=['k'], version_column='v',
+          hard_deletes='delete', merge_functions={'n': 'sum', 'hi': 'max'}) }}
+{% set b = var('batch', 1) %}
+select * from values
+{% if b == 1 %} ('a', 1L, 2, 5), ('a', 2L, 3, 1), ('b', 1L, 1, 1)
+{% else %} ('a', 2L, 100, 100), ('a', 3L, 4, 9), ('c', 1L, 7, 7)
+{% endif %}
+as t(k, v, n, hi)
+"""
+
 SUM_WITHOUT_VERSION = """
 {{ config(materialized='mutable_table', primary_key=['id'], merge_functions={'n': 'sum'}) }}
 select 1 as id, 1 as n
@@ -71,6 +85,7 @@ class TestMergeFunctions(MutableProjectBase):
             "counters.sql": COUNTERS,
             "seen.sql": SEEN,
             "sum_without_version.sql": SUM_WITHOUT_VERSION,
+            "snapshot_counters.sql": SNAPSHOT_COUNTERS,
         }
 
     def test_counters_combine_and_rerun_is_a_no_op(self, project):
@@ -120,6 +135,23 @@ class TestMergeFunctions(MutableProjectBase):
             (1, 3, 5, "a"),
             (2, 1, 9, "c"),
         ]
+
+    def test_snapshot_feed_combines_deletes_absent_keys_and_reruns_as_a_no_op(self, project):
+        run(project, "snapshot_counters", {"batch": 1})
+        assert table_rows(project, "snapshot_counters", "k, v, n, hi") == [
+            ("a", 2, 5, 5),
+            ("b", 1, 1, 1),
+        ]
+        # a: its stale v2 row is ignored, v3 adds to the stored sum; b is absent: deleted;
+        # c is new
+        run(project, "snapshot_counters", {"batch": 2})
+        after = [("a", 3, 9, 9), ("c", 1, 7, 7)]
+        assert table_rows(project, "snapshot_counters", "k, v, n, hi") == after
+        # the same snapshot again: every row is at or below its key's stored version, and
+        # no key is absent, so nothing changes (nothing is deleted)
+        result = run(project, "snapshot_counters", {"batch": 2})
+        assert result.results[0].message == "INSERT 0, UPDATE 0, DELETE 0"
+        assert table_rows(project, "snapshot_counters", "k, v, n, hi") == after
 
     @pytest.mark.iceberg_lane_skip
     def test_sum_needs_a_version_column(self, project):

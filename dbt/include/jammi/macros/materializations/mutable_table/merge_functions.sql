@@ -104,7 +104,9 @@
      the run deletes the stored keys absent from the batch (hard_deletes: delete, whose
      `target` is every stored row of the scope): one row per key, as
      mutable_merge_functions_joined_sql combines them, the stored versions read by a
-     semi join of the stored rows with the batch. Reads the `batch` CTE of the planner. --#}
+     semi join of the stored rows with the batch; a key whose batch rows are all stale
+     keeps one row, so that it is not taken for absent and deleted. Reads the `batch`
+     CTE of the planner. --#}
 {% macro mutable_merge_functions_latest_sql(definition, target_relation, tenant) -%}
 {%- set q = adapter.quote_column -%}
 {%- set key = definition.storage_key -%}
@@ -125,4 +127,18 @@
     1 as rn
   from ({{ mutable_merge_functions_fresh_sql(definition, rows) }}) as combined
   group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+  union all
+  {#- a key whose batch rows are all at or below its stored version is in the batch, not
+      absent (re-sending a snapshot must not delete it): one row at its highest batch
+      version, which the planner leaves alone (not newer than the stored one) #}
+  select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
+    {%- for c in definition.storage_columns if c[0] not in key %}
+    cast(max_by({{ q(c[0]) }}, {{ mutable_version_expr(definition) }}) as {{ c[1] }}) as {{ q(c[0]) }},
+    {%- endfor %}
+    false as is_delete,
+    false as restarted,
+    1 as rn
+  from ({{ rows }}) as stale
+  group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+  having not max(coalesce({{ mutable_version_expr(definition) }} > _stored_version, true))
 {%- endmacro %}
