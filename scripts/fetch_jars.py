@@ -1,12 +1,11 @@
 """`make jars`: the Spark-side jars from Maven Central, the way users get them.
 
 For every release of dbt/adapters/jammi/engine/jar_releases.py with a ``jars_dir``
-(Delta and Iceberg, one per Spark line):
+(Delta and Iceberg, one per Spark line, and Spark 3.5's Connect server):
 1. ``mvn dependency:get`` of its Maven coordinates (with their dependencies, unless the
-   release takes its own jar only) into the
-   local Maven repository, ~/.m2/repository: the repository Spark's
-   ``spark.jars.packages`` resolver reads before any remote one (``local-m2-cache``),
-   so a session configured by coordinates downloads nothing more;
+   release takes its own jar only) into the local Maven repository, ~/.m2/repository:
+   the repository Spark's ``spark.jars.packages`` resolver reads before any remote one
+   (``local-m2-cache``), so a session configured by coordinates downloads nothing more;
 2. its jars copied from there into ``.jars/<jars_dir>/`` (git-ignored) for what takes
    jar files: ``spark.jars`` and spark-submit's ``--jars`` (the Thrift Delta lane).
 

@@ -80,11 +80,8 @@ def test_spark_35_needs_the_connect_server_artifact_spark_4_bundles_it():
 
 def test_make_jars_asks_maven_for_the_jar_alone_where_the_release_says_so(tmp_path, monkeypatch):
     import subprocess
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
-    import fetch_jars
+    import fetch_jars  # scripts/, on the path from tests/conftest.py
 
     commands = []
     monkeypatch.setattr(fetch_jars.shutil, "which", lambda name: "/usr/bin/mvn")
