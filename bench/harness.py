@@ -137,7 +137,7 @@ def spark_ui_executions(spark) -> list[dict]:
 def plan_summary(spark, executions: list[dict], table_dir: str) -> dict[str, int]:
     """What a run's SQL executions cost Spark: executions, jobs, stages run (skipped ones
     not counted), shuffles (Exchange nodes in the executed plans), broadcasts and scans
-    of the table whose directory name is `table_dir` (its data files, not its log)."""
+    of the table whose directory name is `table_dir` (its data files, not its logs)."""
     from urllib.request import urlopen
 
     context = spark.sparkContext
@@ -154,7 +154,9 @@ def plan_summary(spark, executions: list[dict], table_dir: str) -> dict[str, int
     for e in executions:
         for block in re.split(r"\n\s*\n", e.get("planDescription", "")):
             head = block.strip().splitlines()[0] if block.strip() else ""
-            if re.match(r"\(\d+\) Scan ", head) and "_delta_log" not in block:
+            # the table's data files, not Delta's log or the parquet version records
+            data = "_delta_log" not in block and "_jammi_versions" not in block
+            if re.match(r"\(\d+\) Scan ", head) and data:
                 scans += bool(re.search(rf"[/.]{re.escape(table_dir)}\b", block))
     return {
         "executions": len(executions),

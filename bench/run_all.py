@@ -61,12 +61,14 @@ def table(results: list[dict]) -> str:
     ]
     for r in results:
         fixed, net = "", ""
+        # the median of per-batch ratios, where the benchmark pairs its batches
+        paired = f" (paired {r['paired']:.2f}x)" if "paired" in r else ""
         if "fixed" in r and r["baseline"]:
             fixed = f"{r['fixed']:.2f}"
             net = f"{(r['ours'] - r['fixed']) / r['baseline']:.2f}x"
         lines.append(
             f"| {r['benchmark']} | {r['rows']:,} | {r['ours']:.2f} | {r['baseline']:.2f} "
-            f"| {r['ratio']:.2f}x | {fixed} | {net} | {r['goal']} |"
+            f"| {r['ratio']:.2f}x{paired} | {fixed} | {net} | {r['goal']} |"
         )
     return "\n".join(lines)
 

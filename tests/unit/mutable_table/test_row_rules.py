@@ -202,11 +202,31 @@ def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():
     expired = f"coalesce(`first_seen` < {NOW_MS - 60_000}, false)"
     assert f"case when not {expired} then _change when _change <> 'insert' then 'delete'" in sql
     assert "explode(if(_change is null, array(), array(1)))" in sql
-    assert "'delete' as _change, 1 as _ttl_source" in sql
-    assert "min_by(struct(" in sql and "group by tenant_id, `user_id`" in sql
+    # the expired stored rows come from the plan's own read of the stored rows: the
+    # batch's keys or expired, one scan; an unchanged expired row is deleted
+    assert f"{expired} as _jammi_expired" in sql
+    assert "where stored._jammi_expired or exists ( select 1 from latest as s" in sql
+    assert "full outer join target as t" in sql
+    assert "when not in_batch then 'delete'" in sql
+    assert "end, if(t_expired, 'delete', null)) as change_kind" in sql
+    assert "1 as _ttl_source" not in sql and "min_by(" not in sql
+    assert sql.count("from analytics.counters ") == 1
+    # merge functions combining with a version read the stored rows apart: the expired
+    # ones join the set in a second read, the plan's row winning per key
+    combined = change_set(
+        build(
+            ttl_ms=60_000,
+            ttl_column="first_seen",
+            version_column="v",
+            merge_functions={"clicks": "sum"},
+        )
+    )
+    assert "'delete' as _change, 1 as _ttl_source" in combined
+    assert "min_by(struct(" in combined and "group by tenant_id, `user_id`" in combined
+    assert "_jammi_expired" not in combined
     # a first run has no stored rows to expire
     first = change_set(build(ttl_ms=60_000, ttl_column="first_seen"), target=None)
-    assert "0 as _ttl_source" in first and "1 as _ttl_source" not in first
+    assert "1 as _ttl_source" not in first and "min_by(" not in first
 
 
 def test_written_at_is_the_plan_clock_on_inserts_and_updates():

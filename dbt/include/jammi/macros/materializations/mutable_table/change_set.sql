@@ -42,14 +42,14 @@
      `now_ms` on the definition. --#}
 {% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
   {#-- one clock per plan: the engine's _written_at and the TTL cutoff agree --#}
-  {%- do definition.update({'now_ms': adapter.mutable_now_ms()}) -%}
+  {%- do definition.update({'now_ms': adapter.mutable_now_ms(), 'ttl_expired_in_plan': false}) -%}
   {%- if definition.history == 'scd2' -%}
     {%- set planned = get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once) -%}
   {%- else -%}
     {%- set planned = get_mutable_change_set_sql(definition, source_relation, target_relation, tenant) -%}
   {%- endif -%}
   {%- if definition.get('ttl_ms') -%}
-    {{ return(mutable_ttl_change_set_sql(definition, planned, target_relation, tenant)) }}
+    {{ return(mutable_ttl_change_set_sql(definition, planned, target_relation, tenant, definition.ttl_expired_in_plan)) }}
   {%- else -%}
     {{ return(planned) }}
   {%- endif -%}
@@ -139,6 +139,12 @@
      out in the joined shape, the stored rows read once (merge_functions.sql) --#}
 {%- set aggregate = merge_functions and version -%}
 {%- set combined = aggregate and not full_outer -%}
+{#-- ttl_ms: the expired stored rows of the scope are found in this plan's own read of the
+     stored rows (one scan, no second one in ttl.sql): its stored side keeps the rows of
+     the batch's keys and the expired ones, and an expired row the batch does not change
+     becomes a 'delete'. Told to get_change_set_sql by `ttl_expired_in_plan`. --#}
+{%- set ttl_in_plan = definition.get('ttl_ms') and not combined -%}
+{%- do definition.update({'ttl_expired_in_plan': ttl_in_plan}) -%}
 {#-- the stored value a new row combines with: none when the key was deleted earlier in
      the same batch (its newer rows start it afresh) --#}
 {%- set stored_value = {} -%}
@@ -204,7 +210,18 @@ latest as (
 ),
 
 target as (
-  {%- if full_outer %}
+  {%- if ttl_in_plan %}
+  {#- the stored rows of the batch's keys and the expired ones (an existence join, the
+      batch broadcast: one scan, no shuffle) #}
+  select * from (
+    select scoped.*, {{ mutable_ttl_expired_sql(definition) }} as _jammi_expired
+    from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
+  ) as stored
+  {%- if not full_outer %}
+  where stored._jammi_expired or exists (
+    select 1 from latest as s where {{ mutable_key_match_clause(definition, 's', 'stored') }})
+  {%- endif %}
+  {%- elif full_outer %}
   {{ mutable_target_rows_sql(definition, target_relation, tenant) }}
   {%- else %}
   {#- only the stored rows of keys in the batch (a broadcast semi join, no shuffle) #}
@@ -223,18 +240,22 @@ joined as (
     {{ mutable_tombstoned_column(definition, 's') }}
     coalesce(s.restarted, false) as restarted,
     s.rn is not null as in_batch,
+    {%- if ttl_in_plan %}
+    coalesce(t._jammi_expired, false) as t_expired,
+    {%- endif %}
     t.{{ q(key[0]) }} is not null as in_target
   from latest as s
-  {{ 'full outer join' if full_outer else 'left join' }} target as t
+  {{ 'full outer join' if full_outer or ttl_in_plan else 'left join' }} target as t
     on {{ mutable_key_match_clause(definition, 's', 't') }}
 ),
 {%- endif %}
 
 decided as (
   select *,
-    case
+    {#- ttl: a stored row the plan leaves as it is but that has expired is deleted #}
+    {{ 'coalesce(' if ttl_in_plan }}case
       {{ mutable_tombstone_decision(definition) }}
-      when not in_batch then {{ "'delete'" if full_outer else 'null' }}
+      when not in_batch then {{ "'delete'" if full_outer or ttl_in_plan else 'null' }}
       when is_delete then case when in_target and {{ newer }} then 'delete' end
       when not in_target then 'insert'
       when not ({{ newer }}) then null
@@ -244,7 +265,7 @@ decided as (
       when true then null
       {%- endif %}
       else 'update'
-    end as change_kind
+    end{{ ", if(t_expired, 'delete', null))" if ttl_in_plan }} as change_kind
   from joined
 )
 

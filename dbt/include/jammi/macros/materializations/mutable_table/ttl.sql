@@ -9,12 +9,20 @@
      Wraps a planner's change set (same CONTRACT as change_set.sql): rows of `planned`
      win over the expired stored row of the same key; an 'update' whose new row is
      expired becomes a 'delete' (it carries the new row's values), an expired 'insert' is
-     dropped. --#}
+     dropped. `stored_in_plan`: the planner found the expired stored rows in its own read
+     of the stored rows (the history-none planner: definition.ttl_expired_in_plan), so
+     only the new rows are checked here; otherwise (scd2, merge functions combining with
+     a version) the stored rows are read again for them. --#}
 
-{% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant) -%}
+{#-- Whether the row's age column is below the plan's cutoff (false for a NULL age). --#}
+{% macro mutable_ttl_expired_sql(definition) -%}
+  coalesce({{ adapter.mutable_ttl_age_sql(definition) }} < {{ adapter.mutable_ttl_cutoff(definition.ttl_ms, definition.now_ms) }}, false)
+{%- endmacro %}
+
+
+{% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant, stored_in_plan=false) -%}
 {%- set q = adapter.quote_column -%}
-{%- set cutoff = adapter.mutable_ttl_cutoff(definition.ttl_ms, definition.now_ms) -%}
-{%- set expired = 'coalesce(' ~ adapter.mutable_ttl_age_sql(definition) ~ ' < ' ~ cutoff ~ ', false)' -%}
+{%- set expired = mutable_ttl_expired_sql(definition) -%}
 {%- set columns -%}
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
 {%- endset -%}
@@ -34,7 +42,7 @@ candidates as (
       alias of the plan (exponential in the column count: minutes and an OOM for 8) #}
   select {{ columns }}, _change, 0 as _ttl_source
   from marked lateral view explode(if(_change is null, array(), array(1))) ttl_keep as _ttl_keep
-  {%- if target_relation is not none %}
+  {%- if target_relation is not none and not stored_in_plan %}
   union all
   select {{ columns }}, 'delete' as _change, 1 as _ttl_source
   from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as stored
@@ -42,6 +50,9 @@ candidates as (
   {%- endif %}
 )
 
+{%- if stored_in_plan %}
+select {{ columns }}, _change from candidates
+{%- else %}
 {#- one row per storage key: the plan's row when it has one (min_by, not a window and a
     filter, for the same reason) #}
 select winner.* from (
@@ -49,4 +60,5 @@ select winner.* from (
   from candidates
   group by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
 )
+{%- endif %}
 {%- endmacro %}
