@@ -9,6 +9,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import expire_definition
 from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
+from dbt.adapters.jammi.mutable_table.table_properties import RUN_ONLY_KEYS
 from tests.unit.mutable_table.test_mutable_render import NOW_MS, render
 from tests.unit.rejections import rejects
 
@@ -227,6 +228,24 @@ def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():
     # a first run has no stored rows to expire
     first = change_set(build(ttl_ms=60_000, ttl_column="first_seen"), target=None)
     assert "1 as _ttl_source" not in first and "min_by(" not in first
+
+
+def test_a_plan_adds_only_run_only_keys_to_the_definition():
+    # a key the planner leaves on the definition and the recorded definition did not
+    # drop would read as a changed definition on the next run (a new registry row, a
+    # property commit on Delta)
+    for definition in (
+        build(),
+        build(ttl_ms=60_000, ttl_column="first_seen"),
+        build(ttl_ms=60_000, version_column="v", merge_functions={"clicks": "sum"}),
+    ):
+        data = definition.to_dict()
+        data["batch_columns"] = [c.name for c in definition.columns]
+        before = set(data)
+        render("get_change_set_sql", data, "counters__jammi_batch", "analytics.counters", None)
+        added = set(data) - before
+        assert {"now_ms", "ttl_expired_in_plan"} <= added
+        assert added <= set(RUN_ONLY_KEYS), added - set(RUN_ONLY_KEYS)
 
 
 def test_written_at_is_the_plan_clock_on_inserts_and_updates():

@@ -23,6 +23,7 @@ PROP_KIND = "jammi.kind"
 RUN_ONLY_KEYS = (
     "batch_columns",
     "now_ms",
+    "ttl_expired_in_plan",
     "changelog_topic",
     "checks_in_plan",
     "versions_kept",
