@@ -54,6 +54,7 @@ from pathlib import Path
 from harness import (
     dbt,
     dbt_run,
+    enable_spark_ui,
     plan_summary,
     report,
     spark_ui_executions,
@@ -233,8 +234,7 @@ def main() -> None:
     (project / "models").mkdir(parents=True)
     write_project(project, "bench", work / "spark", settings)
     if args.plans:
-        with (project / "profiles.yml").open("a") as profile:
-            profile.write('        spark.ui.enabled: "true"\n')
+        enable_spark_ui(project)
     (project / "models" / "ours.sql").write_text(OURS)
     (project / "models" / "peer.sql").write_text(PEER)
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")

@@ -30,6 +30,7 @@ from pathlib import Path
 from harness import (
     dbt,
     dbt_run,
+    enable_spark_ui,
     plan_summary,
     report,
     spark_ui_executions,
@@ -120,8 +121,7 @@ def main() -> None:
     (project / "models").mkdir(parents=True)
     write_project(project, "bench", work / "spark")
     if args.plans:
-        with (project / "profiles.yml").open("a") as profile:
-            profile.write('        spark.ui.enabled: "true"\n')
+        enable_spark_ui(project)
     models = (("plain", PLAIN), ("counters", COUNTERS), ("ttl", TTL), ("changelog", CHANGELOG))
     for name, sql in models:
         (project / "models" / f"{name}.sql").write_text(sql.format(fmt=args.format))

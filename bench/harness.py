@@ -123,6 +123,13 @@ def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, *
     print("BENCH " + json.dumps(fields), flush=True)
 
 
+def enable_spark_ui(project: Path) -> None:
+    """Spark's UI on in a benchmark project's profile, so that spark_ui_executions can
+    read the executed plans (the benchmarks' --plans)."""
+    with (project / "profiles.yml").open("a") as profile:
+        profile.write('        spark.ui.enabled: "true"\n')
+
+
 def spark_ui_executions(spark) -> list[dict]:
     """Every SQL execution Spark's UI has recorded in this process (REST API), with its
     executed plan; needs `spark.ui.enabled` (bench_merge_peer.py --plans)."""
