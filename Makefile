@@ -1,6 +1,9 @@
 # Two entry points on a fresh machine:
 #   make demo   build integration_project/ on the embedded Spark session
-#   make test   lint, type-check, unit and functional tests
+#   make test   the gate (at most 30 minutes on 2 cores): lint, unit, the functional
+#               lane, and a slice of every other lane (docs/testing.md)
+# Before an issue is resolved: make test-full (every lane), or make test-affected
+# BASE=<rev> (the lanes of what changed since <rev>, scripts/lane_map.py).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -137,13 +140,43 @@ bench: jars
 
 # The lanes two at a time from one queue, longest first (scripts/test_lanes.py: each
 # lane starts when one of the two running ends, so both cores stay busy to the end), each
-# printed whole with its minutes in one summary; lint and the unit tests (`checks`, about
-# a minute) fill the end. README, "Tests", says what each lane covers and its minutes.
-LANES ?= delta-lane functional thrift-lane crash-lane iceberg-lane spark4-check \
-  cluster-fault-lane thrift-delta-lane connect-lane thrift-iceberg-lane checks
+# printed whole with its minutes in one summary. Which lanes: scripts/lane_map.py
+# (GATE_LANES for `make test`, FULL_LANES for `make test-full`); LANES="a b" runs those
+# instead. docs/testing.md says what each lane covers and its minutes.
+LANES ?=
 SLOTS ?= 2
 test: jars
-	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(LANES)
+	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(if $(strip $(LANES)),$(LANES),--gate)
+
+test-full: jars
+	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(if $(strip $(LANES)),$(LANES),--full)
+
+# The full lanes of what changed since BASE (a git revision), chosen by path.
+BASE ?= origin/main
+test-affected: jars
+	@$(BIN)/python scripts/lane_map.py lanes --run --slots $(SLOTS) --base $(BASE)
+
+# The gate's slices of the lanes (scripts/lane_map.py, GATE_SLICES).
+delta-gate: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/delta_lane.py --gate
+
+iceberg-gate: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/iceberg_lane.py --gate
+
+# One standalone cluster: the Thrift slice over a server on it, then the fault slice.
+cluster-gate: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py gate
+
+connect-gate: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/connect_server.py lane --gate
+
+crash-gate: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/lane_map.py slice crash -m "not thrift"
 
 checks: lint unit
 
@@ -234,6 +267,24 @@ spark4-check:
 	  spark4-connect-check
 
 spark4-venv: $(SPARK4_VENV)/.installed
+
+# Spark 4 with ANSI on: unit, one smoke test per materialization, every Spark type, and
+# the smoke tests over a Spark 4 Connect server.
+spark4-gate:
+	@$(PYTHON) scripts/lane_report.py --name spark4-gate spark4-venv spark4-unit spark4-smoke \
+	  spark4-types spark4-connect-smoke
+
+spark4-smoke: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4)/python scripts/lane_map.py slice spark4-smoke -m smoke
+
+spark4-types: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4)/python scripts/lane_map.py slice spark4-types -m spark4_path
+
+spark4-connect-smoke: $(SPARK4_VENV)/.installed
+	@$(S4)/python scripts/check_java.py
+	@$(S4)/python scripts/connect_server.py lane --check --marks smoke
 
 spark4-features: $(SPARK4_VENV)/.installed
 	@$(S4)/python scripts/check_java.py

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/
+from lane_map import GATE_SLICES  # noqa: E402
 from spark_thrift_server import REPO_ROOT, ThriftServer, _port_open, server_command  # noqa: E402
 
 from dbt.adapters.jammi.engine.jar_releases import connect_release, installed_pyspark_version
@@ -120,24 +121,31 @@ class ConnectServer(ThriftServer):
 
 
 def run_lane(
-    server: ConnectServer, env: dict[str, str], races: bool = False, check: bool = False
+    server: ConnectServer,
+    env: dict[str, str],
+    races: bool = False,
+    marks: Optional[str] = None,
+    gate: bool = False,
 ) -> int:
     """The integration project (--target connect), then the feature tests' slice (and,
-    with ``races``, the process races). With ``check`` (Spark 4's check in `make test`),
-    only the slice's tests marked CHECK_MARKS, and no build: what has a Spark-4-specific
-    path (the Connect client, DataFrames, plan readers, error conversion)."""
+    with ``races``, the process races). With ``marks`` (Spark 4's check: CHECK_MARKS),
+    only the slice's tests so marked, and no build: what has a Spark-4-specific path
+    (the Connect client, DataFrames, plan readers, error conversion). With ``gate``, the
+    gate's Connect slice (scripts/lane_map.py) and no build."""
     python = Path(sys.executable)
     dbt = str(python.with_name("dbt"))
     project = REPO_ROOT / "integration_project"
     tests = [*CONNECT_LANE_TESTS, *(CONNECT_RACE_TESTS if races else ())]
+    if gate:
+        tests = list(GATE_SLICES["connect"])
     steps = [
         (
-            [str(python), "-m", "pytest", *tests, *(["-m", CHECK_MARKS] if check else []),
+            [str(python), "-m", "pytest", *tests, *(["-m", marks] if marks else []),
              "-q", "-rs", "-p", "no:cacheprovider", "--durations=10"],
             REPO_ROOT,
         ),
     ]  # fmt: skip
-    if not check:
+    if not marks and not gate:
         build = [dbt, "build", "--profiles-dir", ".", "--project-dir", ".", "--target", "connect"]
         steps.insert(0, (build, project))
     code = 0
@@ -158,6 +166,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     lane.add_argument(
         "--check", action="store_true", help=f"no build; only tests marked {CHECK_MARKS!r}"
     )
+    lane.add_argument("--marks", help="with --check: this marker expression instead")
+    lane.add_argument("--gate", action="store_true", help="no build; the gate's Connect slice")
     run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
     run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -174,7 +184,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
             code = subprocess.call(command, env=env)
         else:
-            code = run_lane(server, env, races=args.races, check=args.check)
+            marks = (args.marks or CHECK_MARKS) if args.check else None
+            code = run_lane(server, env, races=args.races, marks=marks, gate=args.gate)
     finally:
         server.stop()
         shutil.rmtree(state, ignore_errors=True)

@@ -1,6 +1,10 @@
-"""Run `make test`'s lanes and print one summary of their exit codes and minutes.
+"""Run lanes two at a time and print one summary of their exit codes and minutes.
 
-    python scripts/test_lanes.py --slots 2 delta-lane functional thrift-lane ...
+    python scripts/test_lanes.py --slots 2 --gate        # `make test`: the gate
+    python scripts/test_lanes.py --slots 2 --full        # `make test-full`: every lane
+    python scripts/test_lanes.py --slots 2 delta-lane functional ...
+
+The gate's and the full matrix's lanes are listed in scripts/lane_map.py.
 
 The lanes start in the order given, each as soon as one of the `--slots` running lanes
 ends (a queue, not fixed tracks): give the longest first, so that the short ones fill
@@ -14,7 +18,7 @@ of the end runs with one core idle. Measured on 2 cores (clean clones of main): 
 fixed tracks with the Thrift lanes alone after them took 56.4 minutes (2026-11-25
 05:42); this queue took 54.4 with more tests (Python models, snapshot feeds;
 2026-11-25 09:06), 58.2 with the connect lanes added (2026-11-25 11:53), and 63.9 with
-the Thrift races over Connect (2026-11-25 16:17; README, "Tests"). A lane beside the
+the Thrift races over Connect (2026-11-25 16:17; docs/testing.md). A lane beside the
 Thrift lane runs about 1.4 times as long as beside an embedded lane (the Delta lane
 26.9 minutes against 19.3), and two cluster lanes side by side 1.7 to 1.9 times as long
 as alone: the machine, not the order, is the limit.
@@ -30,6 +34,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from lane_map import FULL_LANES, GATE_LANES  # scripts/ is this script's directory
 
 _PRINT = threading.Lock()
 
@@ -67,11 +73,17 @@ def run_queue(queue: list[str], lock: threading.Lock, logs: Path, started: float
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("lanes", nargs="+", help="make targets, longest first")
+    parser.add_argument("lanes", nargs="*", help="make targets, longest first")
     parser.add_argument("--slots", type=int, default=2, help="lanes running at once")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--gate", action="store_true", help="lane_map.GATE_LANES")
+    chosen.add_argument("--full", action="store_true", help="lane_map.FULL_LANES")
     args = parser.parse_args(argv)
+    lanes = list(args.lanes) or list(GATE_LANES if args.gate else FULL_LANES if args.full else ())
+    if not lanes:
+        parser.error("name the lanes, or --gate, or --full")
     logs = Path(tempfile.mkdtemp(prefix="jammi-lanes-"))
-    queue, lock = list(args.lanes), threading.Lock()
+    queue, lock = lanes, threading.Lock()
     results: list[tuple[str, int, float, float]] = []
     started = time.monotonic()
     slots = [

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional, Sequence
 
 from spark_cluster import StandaloneCluster
 from spark_thrift_server import REPO_ROOT, ThriftServer, server_env
@@ -110,10 +111,15 @@ def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) ->
     return max((code for _, code, _ in results), default=0)
 
 
-def run_fault_tests(cluster: StandaloneCluster) -> int:
+def run_fault_tests(
+    cluster: StandaloneCluster,
+    tests: Sequence[str] = tuple(FAULT_TESTS),
+    settings: Optional[dict[str, str]] = None,
+) -> int:
     """tests/process/test_cluster_faults.py on ``cluster``: a worker SIGKILLed under a
-    run and under a publish, the Thrift server SIGKILLed in a commit and restarted."""
-    command = [sys.executable, "-m", "pytest", *FAULT_TESTS, "-q", "-p", "no:cacheprovider"]
+    run and under a publish, the Thrift server SIGKILLed in a commit and restarted (the
+    gate: ``tests`` and ``settings`` of its fault slice, scripts/lane_map.py)."""
+    command = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider"]
     print(f"\nthrift lane: fault tests on the cluster: {' '.join(command)}", flush=True)
     started = time.monotonic()
     # A claim left by a killed run blocks its table for the lease; the lane waits one out,
@@ -121,6 +127,7 @@ def run_fault_tests(cluster: StandaloneCluster) -> int:
     env = dict(
         os.environ, JAMMI_CLUSTER_STATE=str(cluster.state_dir), JAMMI_CLAIM_LEASE_SECONDS="40"
     )
+    env.update(settings or {})
     code = subprocess.call(command, cwd=REPO_ROOT, env=env)
     print(
         f"  {'ok  ' if code == 0 else 'FAIL'} fault tests on the cluster "

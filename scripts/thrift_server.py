@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/
+from lane_map import GATE_SLICE_ENV, GATE_SLICES  # noqa: E402
 from spark_cluster import running_cluster  # noqa: E402
 from spark_thrift_server import (  # noqa: E402
     DEFAULT_STATE_DIR,
@@ -70,6 +71,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     run.add_argument("argv", nargs=argparse.REMAINDER)
     sub.add_parser("faults", help="a standalone cluster and the fault tests on it, no lane")
+    sub.add_parser(
+        "gate",
+        help="one standalone cluster: the gate's Thrift slice over a server on it, then "
+        "its fault slice (scripts/lane_map.py)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "start":
@@ -97,6 +103,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 return run_fault_tests(cluster)
         finally:
             shutil.rmtree(cluster_dir, ignore_errors=True)
+    if args.command == "gate":
+        return run_gate(started)
     table_format = next((f for f in ("delta", "iceberg") if getattr(args, f, False)), None)
     format_jars = None
     if table_format:
@@ -142,6 +150,27 @@ def main(argv: Optional[list[str]] = None) -> int:
                 code = run_lane(server, tests, build=not subset)
     print(f"thrift lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code
+
+
+def run_gate(started: float) -> int:
+    """The gate's cluster slice: one standalone cluster for both halves, the Thrift
+    slice over a server on it (no integration-project build; the functional lane builds
+    it), then, with that server stopped, the fault slice's own servers on it."""
+    cluster_dir = Path(tempfile.mkdtemp(prefix="jammi-cluster-"))
+    try:
+        with running_cluster(cluster_dir, pyspark_home()) as cluster:
+            print(
+                f"Spark standalone cluster ready at {cluster.url} after "
+                f"{time.monotonic() - started:.0f}s",
+                flush=True,
+            )
+            with running_thrift_server(cluster=cluster) as server:
+                code = run_lane(server, list(GATE_SLICES["thrift"]), build=False)
+            faults = run_fault_tests(cluster, GATE_SLICES["faults"], GATE_SLICE_ENV["faults"])
+    finally:
+        shutil.rmtree(cluster_dir, ignore_errors=True)
+    print(f"thrift gate: stopped; total {time.monotonic() - started:.0f}s", flush=True)
+    return code or faults
 
 
 if __name__ == "__main__":

@@ -363,7 +363,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # Seconds per test file (setup, call and teardown of its tests), printed at the end of
-# every run: where a lane's minutes go (README, "Tests").
+# every run: where a lane's minutes go (docs/testing.md).
 _FILE_SECONDS: dict[str, float] = {}
 
 

@@ -49,6 +49,16 @@ def report(line: str) -> None:
     print(f"\n{line}", flush=True)
 
 
+def points_from_env(name: str, default: tuple) -> tuple:
+    """A process test's kill or fault points: the comma-separated numbers in ``name``
+    (empty: none), else ``default``. The gate runs fewer points than the full lanes
+    (scripts/lane_map.py, GATE_SLICE_ENV); the numbers mean the same in both."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return tuple(float(part) for part in value.split(",") if part.strip())
+
+
 def is_clear_failure(message: Optional[str]) -> bool:
     """A failure message a user can act on: present, and not a raw stack trace."""
     return bool(message and message.strip()) and not _RAW_TRACE.search(message or "")

@@ -79,11 +79,16 @@ PUBLISH_FAULTS = (  # workers 0, 1
     FaultPoint("75% of the publish staging", 0.75, PUBLISH_STAGING),
 )
 SERVER_FAULTS = (
+    (ITEMS, FaultPoint("60% of the run", 0.6)),  # before the commit
     # In the commit: the claim on the next version held, the `set location` in flight.
     (CLAIMED, FaultPoint("commit sent", statement=COMMIT)),
-    (ITEMS, FaultPoint("60% of the run", 0.6)),  # before the commit
     (ITEMS, FaultPoint("commit done", statement=COMMIT, completed=True)),  # after it
 )
+# The gate's fault slice runs each scenario's first points only (JAMMI_FAULT_POINTS=1,
+# scripts/lane_map.py); the full cluster fault lane runs them all.
+FAULT_POINTS = int(os.environ.get("JAMMI_FAULT_POINTS") or 0) or None
+WORKER_FAULTS, PUBLISH_FAULTS = WORKER_FAULTS[:FAULT_POINTS], PUBLISH_FAULTS[:FAULT_POINTS]
+SERVER_FAULTS = SERVER_FAULTS[:FAULT_POINTS]
 # How a run refuses a claim whose holder has ended but whose lease has not (rewrite_commit)
 CLAIM_HELD = "is claimed by a run that has ended"
 

@@ -29,11 +29,13 @@ from tests.process.harness import (
     changelog_problem,
     check,
     classify,
+    points_from_env,
     report,
     session_target,
 )
 
-KILL_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
+# The full crash lane's kill points; the gate's crash slice sets one (JAMMI_CRASH_KILL_FRACTIONS).
+KILL_FRACTIONS = points_from_env("JAMMI_CRASH_KILL_FRACTIONS", (0.1, 0.3, 0.5, 0.7, 0.9))
 KILL_ATTEMPTS = 3  # tries per kill point when the run finishes before it
 BASE_ROWS = 50_000  # large enough that writing the next version takes a while
 GROWTH = 1_000  # batch b writes BASE_ROWS + b * GROWTH keys, all with batch = b
@@ -266,7 +268,8 @@ def test_sigkill_during_run_leaves_old_or_new_state(crash_project: DbtProject) -
     assert problems == [], "\n".join(problems)
 
 
-ROLLBACK_KILL_FRACTIONS = (0.5, 0.9)
+# The gate's crash slice sets none (JAMMI_ROLLBACK_KILL_FRACTIONS empty).
+ROLLBACK_KILL_FRACTIONS = points_from_env("JAMMI_ROLLBACK_KILL_FRACTIONS", (0.5, 0.9))
 
 
 def rollback_args(version: int) -> list[str]:
@@ -295,6 +298,8 @@ def rollback_kills(project: DbtProject, batch: int, version: int | None, counts:
     kills above left (a killed run committed `batch`, or its recovery did): the measured
     rollback goes there, the first kill back to `batch`'s rows, the next one back to
     the version that kill left."""
+    if not ROLLBACK_KILL_FRACTIONS:
+        return []  # no rollback kill point asked for (the gate's crash slice)
     if version is None:
         return ["rollback kills: no recovery run left a version to roll back from"]
     problems: list[str] = []
