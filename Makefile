@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -110,6 +110,12 @@ thrift-iceberg-lane: jars
 thrift-delta-lane-all: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --delta --all
+
+# The full matrix's cluster lanes on one standalone cluster, one after another: the
+# Thrift lane, the Delta Thrift lane and the cluster fault lane (scripts/thrift_server.py).
+cluster-lanes: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/thrift_server.py cluster-lanes
 
 # Faults on the cluster's side (tests/process/test_cluster_faults.py): a standalone
 # cluster on loopback, a worker SIGKILLed under a run and under a publish, the Thrift

@@ -35,13 +35,14 @@ from dbt.adapters.jammi.engine.jar_releases import connect_release, installed_py
 
 LOG_CONFIG = REPO_ROOT / "dbt" / "include" / "jammi" / "log4j2.properties"
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-# The lane's slice: one mutable_table upsert+delete file, the changelog, the tenant read
-# guard, a topic publish/consume, the Python models (and the integration project).
+# The lane's slice: one mutable_table upsert+delete file, the changelog, a topic
+# publish/consume, the Python models with their tenant probes (and the integration
+# project). The tenant guard's statement plans are read as over Thrift (the Thrift lane
+# runs its tests; the `guard_reader` mark, tests/conftest.py).
 CONNECT_LANE_TESTS = (
     "tests/functional/connect",
     "tests/functional/mutable_table/test_mutable_upsert.py",
     "tests/functional/mutable_table/test_changelog.py",
-    "tests/functional/mutable_table/test_tenant_read_guard.py",
     "tests/functional/topic/test_topic_consumers.py",
     "tests/functional/python_models",
 )

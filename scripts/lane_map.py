@@ -27,10 +27,26 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 # The full matrix, longest first (scripts/test_lanes.py starts them in this order).
+# `cluster-lanes` runs the three lanes of ON_ONE_CLUSTER on one standalone cluster.
 FULL_LANES = (
+    "cluster-lanes",
     "delta-lane",
     "functional",
+    "crash-lane",
+    "iceberg-lane",
+    "spark4-check",
+    "connect-lane",
+    "thrift-iceberg-lane",
+    "checks",
+)
+ON_ONE_CLUSTER = ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")
+# Every lane a path can need, longest first: the full matrix's, and the cluster lanes one
+# by one where a change needs only one of them.
+EVERY_NAMED_LANE = (
+    "cluster-lanes",
     "thrift-lane",
+    "delta-lane",
+    "functional",
     "crash-lane",
     "iceberg-lane",
     "spark4-check",
@@ -114,7 +130,7 @@ GATE_SLICE_ENV: dict[str, dict[str, str]] = {
     "faults": {"JAMMI_FAULT_POINTS": "1"},
 }
 
-EVERY_LANE = FULL_LANES
+EVERY_LANE = EVERY_NAMED_LANE
 MUTABLE_LANES = ("functional", "delta-lane", "iceberg-lane")
 MERGE_LANES = ("delta-lane", "iceberg-lane", "thrift-delta-lane", "thrift-iceberg-lane")
 REWRITE_LANES = ("functional", "crash-lane", "cluster-fault-lane", "thrift-lane")
@@ -244,8 +260,9 @@ def rules_for(path: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def lanes_for(paths: list[str]) -> list[str]:
-    """The full-matrix lanes the changed ``paths`` need, in FULL_LANES' order; `checks`
-    whenever anything outside the docs changed."""
+    """The lanes the changed ``paths`` need, in EVERY_NAMED_LANE's order; `checks`
+    whenever anything outside the docs changed. Two or more of the lanes that share one
+    cluster become `cluster-lanes`."""
     wanted: set[str] = set()
     for path in paths:
         if any(fnmatch.fnmatch(path, pattern) for pattern in NO_LANE):
@@ -255,7 +272,9 @@ def lanes_for(paths: list[str]) -> list[str]:
         if not matched:
             wanted.update(DEFAULT_LANES)
         wanted.add("checks")
-    return [lane for lane in FULL_LANES if lane in wanted]
+    if len(wanted & set(ON_ONE_CLUSTER)) >= 2:
+        wanted = (wanted - set(ON_ONE_CLUSTER)) | {"cluster-lanes"}
+    return [lane for lane in EVERY_NAMED_LANE if lane in wanted]
 
 
 def changed_paths(base: str) -> list[str]:

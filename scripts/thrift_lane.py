@@ -31,10 +31,11 @@ LANE_TEST_DIRS = [
 # Faults on the cluster's side (own servers on the lane's cluster, after the lane's server).
 FAULT_TESTS = ["tests/process/test_cluster_faults.py"]
 
-# On a Delta server `make test` runs what only a Delta server can show, within CI's time:
-# the tenant guard reading Delta's printed plans (V2 CTAS of bound table models,
-# one-line MERGE, topic reads), and two dbt processes racing on Delta tables and topics
-# (their publishes included). Everything else runs on Delta in the embedded Delta lane
+# On a Delta server the lane runs what only a Delta server can show: the tenant guard
+# reading Delta's one-line MERGE through the server (the rest of Delta's printed plans,
+# V2 CTAS included, are golden files read by tests/unit/tenancy/test_golden_plans.py),
+# a bound topic's reads, and two dbt processes racing on Delta tables and topics (their
+# publishes included). Everything else runs on Delta in the embedded Delta lane
 # and over thrift on parquet. The whole set on a Delta server, integration project included
 # (about 50 minutes on 2 cores), is `lane --delta --all` (`make thrift-delta-lane-all`).
 DELTA_LANE_TESTS = [

@@ -72,6 +72,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     run.add_argument("argv", nargs=argparse.REMAINDER)
     sub.add_parser("faults", help="a standalone cluster and the fault tests on it, no lane")
     sub.add_parser(
+        "cluster-lanes",
+        help="one standalone cluster for the Thrift lane, the Delta Thrift lane and the "
+        "cluster fault lane, one after another",
+    )
+    sub.add_parser(
         "gate",
         help="one standalone cluster: the gate's Thrift slice over a server on it, then "
         "its fault slice (scripts/lane_map.py)",
@@ -105,6 +110,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             shutil.rmtree(cluster_dir, ignore_errors=True)
     if args.command == "gate":
         return run_gate(started)
+    if args.command == "cluster-lanes":
+        return run_cluster_lanes(started)
     table_format = next((f for f in ("delta", "iceberg") if getattr(args, f, False)), None)
     format_jars = None
     if table_format:
@@ -150,6 +157,39 @@ def main(argv: Optional[list[str]] = None) -> int:
                 code = run_lane(server, tests, build=not subset)
     print(f"thrift lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code
+
+
+def run_cluster_lanes(started: float) -> int:
+    """`make cluster-lanes` (the full matrix): one standalone cluster, on it in turn a
+    Thrift server for the Thrift lane (integration project and LANE_TEST_DIRS), a Delta
+    Thrift server for the Delta Thrift lane (DELTA_LANE_TESTS), and the fault tests' own
+    servers. Each server is its own application and stops before the next starts."""
+    delta_jars = server_format_jars("delta")
+    codes: list[tuple[str, int]] = []
+    cluster_dir = Path(tempfile.mkdtemp(prefix="jammi-cluster-"))
+    try:
+        with running_cluster(cluster_dir, pyspark_home()) as cluster:
+            print(f"Spark standalone cluster ready at {cluster.url} after "
+                  f"{time.monotonic() - started:.0f}s", flush=True)  # fmt: skip
+            with running_thrift_server(cluster=cluster) as server:
+                codes.append(("thrift lane", run_lane(server, LANE_TEST_DIRS)))
+            if delta_jars:
+                with running_thrift_server(
+                    table_format="delta", format_jars=delta_jars, cluster=cluster
+                ) as server:
+                    tests = FORMAT_LANE_TESTS["delta"]
+                    codes.append(("Delta Thrift lane", run_lane(server, tests, build=False)))
+            else:
+                print("Delta Thrift lane SKIPPED: no delta jars (JAMMI_DELTA_JARS, or make jars)")
+                required = os.environ.get("JAMMI_DELTA_REQUIRED") == "1"
+                codes.append(("Delta Thrift lane (no jars)", 1 if required else 0))
+            codes.append(("cluster fault lane", run_fault_tests(cluster)))
+    finally:
+        shutil.rmtree(cluster_dir, ignore_errors=True)
+    print(f"cluster lanes: total {time.monotonic() - started:.0f}s")
+    for name, code in codes:
+        print(f"  {'ok  ' if code == 0 else 'FAIL'} {name} (exit {code})")
+    return max(code for _, code in codes)
 
 
 def run_gate(started: float) -> int:

@@ -230,6 +230,13 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
+        "guard_reader: the tenant guard reading a statement's plan, run once per plan "
+        "reader (the embedded lane's JVM reader, the Thrift lane's printed-plan reader); "
+        "the Delta and Iceberg lanes and the connect lane deselect it (their printed "
+        "plans: tests/unit/tenancy/test_golden_plans.py)",
+    )
+    config.addinivalue_line(
+        "markers",
         "iceberg_lane_skip: the planner's decisions, the same on every MERGE format; the "
         "Delta lane runs it, the Iceberg lane (scripts/iceberg_lane.py) deselects it",
     )
@@ -243,6 +250,8 @@ def pytest_collection_modifyitems(config, items):
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
     if test_file_format() == "iceberg":
         deselect += [i for i in items if i.get_closest_marker("iceberg_refused")]
+    if test_file_format() in MERGE_LANE_FORMATS or test_method() == "connect":
+        deselect += [i for i in items if i.get_closest_marker("guard_reader")]
     if deselect:
         config.hook.pytest_deselected(items=deselect)
         items[:] = [i for i in items if i not in deselect]
@@ -366,6 +375,33 @@ def pytest_sessionfinish(session, exitstatus):
 # every run: where a lane's minutes go (docs/testing.md).
 _FILE_SECONDS: dict[str, float] = {}
 
+# Seconds dbt spends loading the manifest (parsing the project) per invocation in this
+# pytest process, printed at the end of every run (docs/testing.md, "dbt's parse cost").
+_PARSE_SECONDS: list[float] = []
+
+
+def _time_manifest_loads() -> None:
+    from dbt.parser.manifest import ManifestLoader
+
+    load = ManifestLoader.get_full_manifest.__func__  # type: ignore[attr-defined]
+    if getattr(load, "_jammi_timed", False):
+        return
+
+    def timed(cls, *args, **kwargs):
+        import time
+
+        started = time.perf_counter()
+        try:
+            return load(cls, *args, **kwargs)
+        finally:
+            _PARSE_SECONDS.append(time.perf_counter() - started)
+
+    timed._jammi_timed = True  # type: ignore[attr-defined]
+    ManifestLoader.get_full_manifest = classmethod(timed)  # type: ignore[method-assign]
+
+
+_time_manifest_loads()
+
 
 def pytest_runtest_logreport(report):
     path = report.nodeid.split("::", 1)[0]
@@ -378,6 +414,13 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("slowest files (seconds):")
         for path, seconds in slowest:
             terminalreporter.write_line(f"  {seconds:7.1f}  {path}")
+    if _PARSE_SECONDS:
+        ordered = sorted(_PARSE_SECONDS)
+        terminalreporter.write_line(
+            f"dbt parse: {len(ordered)} manifest loads in this process, "
+            f"{sum(ordered):.1f} s in all (median {ordered[len(ordered) // 2]:.2f} s, "
+            f"max {ordered[-1]:.2f} s)"
+        )
     expected = lane_ansi()
     if expected is None:
         return

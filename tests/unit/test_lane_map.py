@@ -45,7 +45,7 @@ def test_every_product_file_is_named_by_a_rule():
 def test_every_product_file_reaches_a_lane_of_the_full_matrix():
     for path in product_files():
         lanes = lane_map.lanes_for([path])
-        assert lanes and set(lanes) <= set(lane_map.FULL_LANES), (path, lanes)
+        assert lanes and set(lanes) <= set(lane_map.EVERY_NAMED_LANE), (path, lanes)
         # only lint's and the unit tests' own files, the benchmarks and the docs' browser
         # check need no Spark lane
         spark_lanes = set(lanes) - {"checks"}
@@ -55,15 +55,21 @@ def test_every_product_file_reaches_a_lane_of_the_full_matrix():
         ), path  # fmt: skip
 
 
+def test_the_named_lanes_are_the_full_matrix_and_the_cluster_lanes():
+    assert set(lane_map.EVERY_NAMED_LANE) == {*lane_map.FULL_LANES, *lane_map.ON_ONE_CLUSTER}
+    assert len(lane_map.EVERY_NAMED_LANE) == len(set(lane_map.EVERY_NAMED_LANE))
+
+
 def test_rules_name_only_lanes_of_the_full_matrix():
     named = {lane for _, lanes in lane_map.PATH_RULES for lane in lanes}
-    assert named - set(lane_map.FULL_LANES) == set()
+    assert named - set(lane_map.EVERY_NAMED_LANE) == set()
     assert set(lane_map.DEFAULT_LANES) <= set(lane_map.FULL_LANES)
 
 
 def test_every_lane_is_a_make_target():
     targets = make_targets()
-    missing = [lane for lane in (*lane_map.FULL_LANES, *lane_map.GATE_LANES) if lane not in targets]
+    lanes = (*lane_map.EVERY_NAMED_LANE, *lane_map.GATE_LANES)
+    missing = [lane for lane in lanes if lane not in targets]
     assert missing == []
 
 
@@ -101,15 +107,17 @@ def test_each_slice_setting_is_read_by_its_tests():
             "dbt/include/jammi/macros/materializations/mutable_table/merge_batch.sql",
             {"delta-lane", "iceberg-lane", "thrift-delta-lane"},
         ),
-        ("dbt/adapters/jammi/tenancy/plan_text.py", {"thrift-lane", "connect-lane"}),
+        ("dbt/adapters/jammi/tenancy/plan_text.py", {"cluster-lanes", "connect-lane"}),
         (
             "dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py",
-            {"crash-lane", "cluster-fault-lane"},
+            {"crash-lane", "cluster-lanes"},  # the Thrift and fault lanes, one cluster
         ),
         ("dbt/adapters/jammi/mutable_table/commit/ownership.py", {"crash-lane"}),
         ("Makefile", set(lane_map.FULL_LANES)),
         ("tests/conftest.py", set(lane_map.FULL_LANES)),
         ("scripts/test_lanes.py", set(lane_map.FULL_LANES)),
+        ("scripts/thrift_lane.py", {"cluster-lanes"}),
+        ("tests/process/test_rollback_race.py", {"thrift-lane"}),
         ("scripts/connect_server.py", {"connect-lane", "spark4-check"}),
     ],
 )
@@ -125,6 +133,16 @@ def test_an_unnamed_product_file_runs_functional_and_delta():
 
 def test_docs_alone_need_no_lane():
     assert lane_map.lanes_for(["README.md", "docs/testing.md", "CHANGELOG.md"]) == []
+
+
+def test_one_cluster_lane_alone_runs_alone():
+    assert lane_map.lanes_for(["scripts/spark_cluster.py"]) == ["cluster-lanes", "checks"]
+    assert lane_map.lanes_for(["dbt/adapters/jammi/engine/hive_compat.py"]) == [
+        "thrift-lane",
+        "functional",
+        "spark4-check",
+        "checks",
+    ]
 
 
 def test_lanes_come_in_the_full_matrix_order():

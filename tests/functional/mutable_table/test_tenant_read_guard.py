@@ -133,8 +133,12 @@ ACME = {"jammi_tenant": "acme"}
 GUARD = "without the adapter's tenant scope"
 
 
-# spark4_path: the guard reads Spark's analyzed plans, whose classes change with Spark 4
+# spark4_path: the guard reads Spark's analyzed plans, whose classes change with Spark 4.
+# guard_reader: runs once per plan reader (the embedded lane's JVM reader, the Thrift
+# lane's printed-plan reader); Delta's and Iceberg's printed plans are golden files read
+# by tests/unit/tenancy/test_golden_plans.py, their MERGE runs in TestMergeSourceIsScoped.
 @pytest.mark.spark4_path
+@pytest.mark.guard_reader
 class TestTenantReadGuard(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
@@ -232,17 +236,6 @@ class TestTenantReadGuard(MutableProjectBase):
             got = rows(project, f"select distinct tenant_id from {project.test_schema}.{name}")
             assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
 
-    def test_merge_source_is_scoped(self, project, fmt):
-        if fmt not in ("delta", "iceberg"):
-            pytest.skip("MERGE INTO needs a Delta or Iceberg table (their lanes run this)")
-        run(project, "sink")
-        # bound to acme: its source is scoped, acme's and the shared sku are copied
-        run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)])
-        got = rows(project, f"select sku from {project.test_schema}.sink order by 1")
-        assert got == [("a",), ("s",)]
-        run_dbt(["run-operation", "leak_merge"])  # unbound: the admin copies every sku
-        assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(3,)]
-
     @pytest.mark.iceberg_lane_skip
     def test_delete_when_is_one_expression_without_subqueries(self, project):
         results = run(project, "delete_when_subquery", ACME, expect_pass=False)
@@ -278,6 +271,39 @@ class TestTenantReadGuard(MutableProjectBase):
         assert len(shown.results[0].agate_table.rows) == 1
 
 
+# The MERGE of each MERGE format through the guard (Delta keeps its source in a field of
+# a leaf command, not a child; Iceberg plans it as a tree): the Delta and Iceberg lanes
+# and their Thrift lanes run this.
+@pytest.mark.spark4_path
+class TestMergeSourceIsScoped(MutableProjectBase):
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"prices.sql": PRICES, "sink.sql": SINK}
+
+    @pytest.fixture(scope="class")
+    def macros(self):
+        return {"leak_merge.sql": LEAK_MERGE}
+
+    @pytest.fixture(scope="class", autouse=True)
+    def tenants(self, fmt, request):
+        if fmt not in ("delta", "iceberg"):
+            pytest.skip("MERGE INTO needs a Delta or Iceberg table (their lanes run this)")
+        project = request.getfixturevalue("project")
+        run(project, "prices", {"batch": "shared"})
+        run(project, "prices", {"batch": "acme", **ACME})
+        run(project, "prices", {"batch": "globex", "jammi_tenant": "globex"})
+
+    def test_merge_source_is_scoped(self, project, fmt):
+        run(project, "sink")
+        # bound to acme: its source is scoped, acme's and the shared sku are copied
+        run_dbt(["run-operation", "leak_merge", "--vars", json.dumps(ACME)])
+        got = rows(project, f"select sku from {project.test_schema}.sink order by 1")
+        assert got == [("a",), ("s",)]
+        run_dbt(["run-operation", "leak_merge"])  # unbound: the admin copies every sku
+        assert rows(project, f"select count(*) from {project.test_schema}.sink") == [(3,)]
+
+
+@pytest.mark.guard_reader
 class TestTopicEventsWhereIsOneExpression:
     """topic_events(where=...) is parsed as one expression when the project is parsed:
     a predicate that closes the adapter's parentheses never reaches Spark."""
