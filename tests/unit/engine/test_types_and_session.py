@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import decimal
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +20,8 @@ from dbt.adapters.jammi.engine.session import (
     driver_java_options,
     start_embedded_session,
 )
+from dbt.adapters.jammi.impl import JammiAdapter
+from tests.unit.rejections import rejects
 
 
 @pytest.mark.parametrize(
@@ -254,3 +257,37 @@ def test_capabilities_see_iceberg_only_with_its_session_catalog():
         f"io.delta.sql.DeltaSparkSessionExtension,{extensions}", catalog
     )
     assert both.delta and both.iceberg
+
+
+def resolve(requested, model, delta=False, iceberg=False):
+    """adapter.resolve_file_format on a session whose probe found ``delta`` / ``iceberg``."""
+    session = SimpleNamespace(delta_available=lambda: delta, iceberg_available=lambda: iceberg)
+    return JammiAdapter.resolve_file_format(session, requested, model)
+
+
+@pytest.mark.parametrize(
+    "delta, iceberg, picked",
+    [(True, True, "delta"), (False, True, "iceberg"), (False, False, "parquet")],
+)
+def test_auto_picks_delta_then_iceberg_then_parquet(delta, iceberg, picked):
+    assert resolve("auto", "m", delta, iceberg) == picked
+    assert resolve(None, "m", delta, iceberg) == picked
+    assert resolve("parquet", "m", delta, iceberg) == "parquet"
+
+
+def test_a_format_the_session_does_not_load_is_refused_with_its_settings():
+    # what tests/functional/adapter/test_session.py asserts where the lane lacks them
+    rejects(
+        lambda: resolve("iceberg", "events", delta=True),
+        "model 'events'",
+        "not Iceberg's",
+        "org.apache.iceberg.spark.SparkSessionCatalog",
+    )
+    rejects(
+        lambda: resolve("delta", "products", iceberg=True),
+        "model 'products'",
+        "spark.sql.extensions",
+        "dbt-jammi[delta]",
+    )
+    assert resolve("iceberg", "events", iceberg=True) == "iceberg"
+    assert resolve("DELTA", "products", delta=True) == "delta"

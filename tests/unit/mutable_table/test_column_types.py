@@ -73,6 +73,29 @@ def test_types_no_table_stores_are_refused_under_spark_too(spark_type):
     assert map_spark_type(spark_type, "c", "spark").closed_type is None
 
 
+@pytest.mark.parametrize(
+    "schema, config, fragments",
+    [
+        (
+            {"code": "string collate UTF8_LCASE", "n": "int"},
+            {"primary_key": ["code"]},
+            ["column 'code' has type string collate UTF8_LCASE", "byte by byte"]
+            + ["collate(code, 'UTF8_BINARY') as code"],
+        ),
+        (
+            {"id": "int", "payload": "variant"},
+            {"primary_key": ["id"]},
+            ["column 'payload' has type variant", "to_json(payload) as payload"],
+        ),
+    ],
+    ids=["case_insensitive_key", "variant_value"],
+)
+def test_spark4_types_no_table_stores_are_refused_with_the_fix(schema, config, fragments):
+    # Spark 4's types as its query columns name them, under the default type set (the
+    # models of tests/functional/mutable_table/test_spark4_types.py)
+    refused(config, *fragments, "which a table cannot store", schema=schema)
+
+
 def test_type_set_jammi_keeps_the_closed_rule_and_is_recorded():
     message = refused(
         {"primary_key": ["order_id"], "type_set": "jammi"},
@@ -97,8 +120,11 @@ def test_topics_follow_the_same_rule():
     columns = [("at", "timestamp"), ("amount", "decimal(10,2)"), ("tags", "array<string>")]
     topic = TopicDefinition.from_config("cdc_orders", columns, {})
     assert [c.type for c in topic.columns] == ["timestamp", "decimal(10,2)", "array<string>"]
-    with pytest.raises(JammiValidationError, match="to_epoch_millis"):
+    with pytest.raises(JammiValidationError) as info:
         TopicDefinition.from_config("cdc_orders", columns, {"type_set": "jammi"})
+    message = str(info.value)
+    assert "topic 'cdc_orders': column 'at' has type timestamp" in message
+    assert "type_set: jammi" in message and "to_epoch_millis('at')" in message
 
 
 @pytest.mark.parametrize(

@@ -3,15 +3,19 @@
 (mutable_table/versions/iceberg_snapshots.py)."""
 
 from datetime import datetime
+from types import SimpleNamespace
 
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table.iceberg_support import (
     check_file_format_support,
     iceberg_refusal,
 )
+from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_table.versions import iceberg_snapshots
+from tests.unit.rejections import rejects
 
 PLAIN = {"primary_key": ["id"], "history": "none"}
 
@@ -19,9 +23,12 @@ PLAIN = {"primary_key": ["id"], "history": "none"}
 @pytest.mark.parametrize(
     "options, expected",
     [
-        ({"changelog": True}, "changelog: true"),
-        ({"version_column": "v", "delete_when": "gone"}, "keeps tombstones"),
-        ({"identity_column": "item_no"}, "identity_column 'item_no'"),
+        ({"changelog": True}, "changelog: true is set with file_format iceberg"),
+        (
+            {"version_column": "v", "delete_when": "gone"},
+            "version_column 'v' with delete_when keeps tombstones",
+        ),
+        ({"identity_column": "item_no"}, "identity_column 'item_no' is set with file_format"),
     ],
 )
 def test_iceberg_refuses_what_it_cannot_commit(options, expected):
@@ -33,6 +40,55 @@ def test_iceberg_refuses_what_it_cannot_commit(options, expected):
     # the same definition is fine on the formats that keep it
     for other in ("delta", "parquet", "orc"):
         check_file_format_support({**PLAIN, **options}, other, "orders")
+
+
+# The models of tests/functional/mutable_table/test_iceberg_refusals.py: output columns,
+# config (file_format iceberg from the project, or auto) and the refusal.
+ICEBERG_MODELS = {
+    "logged": (
+        {"id": "int", "label": "string"},
+        {"changelog": True, "file_format": "iceberg"},
+        "changelog: true is set with file_format iceberg",
+    ),
+    "versioned_deletes": (
+        {"id": "int", "v": "int", "gone": "boolean"},
+        {"version_column": "v", "delete_when": "gone", "file_format": "iceberg"},
+        "version_column 'v' with delete_when keeps tombstones",
+    ),
+    "numbered": (
+        {"sku": "string"},
+        {"primary_key": ["sku"], "identity_column": "item_no", "file_format": "iceberg"},
+        "identity_column 'item_no' is set with file_format",
+    ),
+    "auto_logged": (
+        {"id": "int"},
+        {"changelog": True, "file_format": "auto"},
+        "changelog: true is set with file_format iceberg",
+    ),
+}
+
+
+def iceberg_run_checks(model: str, columns: dict, config: dict) -> None:
+    """The run's calls before it writes, in order: the definition, the format resolved on
+    a session whose catalog is Iceberg's (auto picks it: Delta is absent), the format's
+    support of the definition."""
+    definition = JammiAdapter.mutable_table_definition(None, model, list(columns.items()), config)
+    session = SimpleNamespace(delta_available=lambda: False, iceberg_available=lambda: True)
+    file_format = JammiAdapter.resolve_file_format(session, config["file_format"], model)
+    assert file_format == "iceberg"
+    MutableTableAdapterMixin.mutable_check_file_format_support(None, definition, file_format, model)
+
+
+@pytest.mark.parametrize("model", ICEBERG_MODELS)
+def test_a_run_on_an_iceberg_session_refuses_before_it_writes(model):
+    # identity_column is refused by its rule already when file_format iceberg is set
+    columns, config, expected = ICEBERG_MODELS[model]
+    rejects(
+        lambda: iceberg_run_checks(model, columns, {"primary_key": ["id"], **config}),
+        f"mutable_table '{model}': ",
+        expected,
+        "Fix: use file_format delta, parquet or orc",
+    )
 
 
 @pytest.mark.parametrize(

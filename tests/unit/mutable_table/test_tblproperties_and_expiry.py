@@ -146,7 +146,8 @@ def test_expire_snapshots_is_refused_off_iceberg(file_format, reason):
     with pytest.raises(JammiValidationError) as raised:
         check_file_format_support(definition, file_format, "orders")
     message = str(raised.value)
-    assert f"{SUBJECT}: " in message and reason in message
+    assert f"{SUBJECT}: expire_snapshots: true is set with file_format {file_format}" in message
+    assert reason in message
     assert "Fix: remove expire_snapshots, or use file_format iceberg" in message
     check_file_format_support(definition, "iceberg", "orders")
     check_file_format_support({"primary_key": ["id"]}, file_format, "orders")

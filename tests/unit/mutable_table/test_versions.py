@@ -1,13 +1,22 @@
-"""Kept versions (mutable_table/versions/kept_versions.py) and reads of the past
-(mutable_table/versions/version_reads.py), without Spark."""
+"""Kept versions (mutable_table/versions/kept_versions.py), reads of the past
+(mutable_table/versions/version_reads.py) and what rollback_mutable_table refuses before
+it reads (versions/versions.sql), without Spark."""
 
+from pathlib import Path
+from types import SimpleNamespace
+
+import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table import run_errors
 from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.versions import kept_versions, version_reads
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
+from tests.unit.rejections import rejects
+
+MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 
 BASE = "file:/w/s.db/orders"
 NOW = 10_000_000_000
@@ -49,6 +58,18 @@ def test_versions_kept_rejects_other_types(value):
 def test_versions_kept_range(value):
     with pytest.raises(JammiValidationError, match="between 1 and"):
         kept_versions.validate_versions_kept(value, "mutable_table 'orders'")
+
+
+def test_versions_kept_is_validated_with_the_runs_definition():
+    # the run's call (adapter.mutable_table_definition) with the model of
+    # tests/functional/mutable_table/test_versions.py (bad_kept)
+    rejects(
+        lambda: JammiAdapter.mutable_table_definition(
+            None, "bad_kept", [("id", "int")], {"primary_key": ["id"], "versions_kept": "all"}
+        ),
+        "mutable_table 'bad_kept'",
+        "'versions_kept' must be a whole number, got 'all'",
+    )
 
 
 def test_versions_kept_default_and_value():
@@ -238,3 +259,60 @@ def test_delta_history_times_from_values_and_text():
     assert version_reads.commit_millis("1970-01-01 00:00:01.5") == 1500
     assert version_reads.commit_millis("not a time") is None
     assert version_reads.commit_millis(None) is None
+
+
+# --- rollback_mutable_table's refusals (versions/versions.sql), before any read -------
+
+
+class CompilerError(Exception):
+    """dbt's exceptions.raise_compiler_error."""
+
+
+class Read(Exception):
+    """The macro got past its refusals to its first read of the table."""
+
+
+def rollback(model: str, tenant=None, materialized: str = "mutable_table") -> None:
+    """Render rollback_mutable_table as `dbt run-operation` would, in a project whose one
+    model is ``model``; its first read of the table raises Read."""
+
+    def raise_compiler_error(message):
+        raise CompilerError(message)
+
+    def load_relation(relation):
+        raise Read(relation)
+
+    node = {"resource_type": "model", "name": model, "config": {"materialized": materialized}}
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
+    )
+    context = {
+        "graph": {"nodes": {f"model.test.{model}": node}},
+        "jammi_bound_tenant": lambda: tenant,
+        "exceptions": SimpleNamespace(raise_compiler_error=raise_compiler_error),
+        "api": SimpleNamespace(Relation=SimpleNamespace(create=lambda **parts: parts)),
+        "load_relation": load_relation,
+    }
+    module = env.get_template("versions/versions.sql").make_module(context)
+    module.rollback_mutable_table(model, 1)
+
+
+def test_rollback_of_a_mutable_table_gets_to_its_first_read():
+    with pytest.raises(Read):
+        rollback("orders")
+
+
+def test_rollback_in_a_tenant_bound_run_is_refused():
+    with pytest.raises(CompilerError) as info:
+        rollback("orders", tenant="acme")
+    message = str(info.value)
+    assert "rollback_mutable_table 'orders': refused in a run bound to a tenant" in message
+    assert "nothing was changed" in message and "Fix: run it unbound" in message
+
+
+def test_rollback_of_a_model_that_keeps_no_versions_is_refused():
+    with pytest.raises(CompilerError) as info:
+        rollback("plain", materialized="table")
+    message = str(info.value)
+    assert "model 'plain' is materialized as table, not mutable_table" in message
+    assert "Fix: name a mutable_table model" in message

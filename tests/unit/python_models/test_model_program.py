@@ -58,9 +58,10 @@ def test_an_error_in_model_names_the_model():
         run_model_program(program, FakeSession(), str, "m")
 
 
-def test_a_result_that_is_no_dataframe_is_refused():
-    with pytest.raises(JammiValidationError, match="returned builtins.dict, not a DataFrame"):
-        spark_dataframe({"a": 1}, FakeSession(), "python model 'm'")
+@pytest.mark.parametrize("returned, kind", [({"a": 1}, "builtins.dict"), ([1, 2], "builtins.list")])
+def test_a_result_that_is_no_dataframe_is_refused(returned, kind):
+    with pytest.raises(JammiValidationError, match=f"returned {kind}, not a DataFrame"):
+        spark_dataframe(returned, FakeSession(), "python model 'm'")
 
 
 def test_a_pandas_frame_becomes_a_spark_dataframe():

@@ -10,7 +10,9 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import validate_registry_schema
+from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.topic.definition import TopicDefinition
+from tests.unit.rejections import rejects
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
@@ -98,3 +100,23 @@ def test_topic_definition_refuses_a_spliced_registry_schema():
         TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "x.y --"})
     assert "topic 'cdc_orders': registry_schema 'x.y --'" in str(error.value)
     assert TopicDefinition.from_config("cdc_orders", columns, {"registry_schema": "shared"})
+
+
+@pytest.mark.parametrize(
+    "model, define, config",
+    [
+        ("items", JammiAdapter.mutable_table_definition, {"primary_key": ["id"]}),
+        ("cdc_bad", JammiAdapter.topic_definition, {"topic_name": "cdc.bad"}),
+    ],
+    ids=["items", "cdc_bad"],
+)
+def test_a_runs_definition_refuses_a_spliced_registry_schema(model, define, config):
+    """The adapter call each materialization makes first with the model's config
+    (mutable_table_definition, topic_definition), with the models of
+    tests/functional/topic/test_registry_schema_config.py."""
+    config = {**config, "registry_schema": "x.y --"}
+    rejects(
+        lambda: define(None, model, [("id", "int"), ("v", "string")], config),
+        f"'{model}': registry_schema 'x.y --'",
+        "Fix: set registry_schema to a plain schema name",
+    )

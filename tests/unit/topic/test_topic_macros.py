@@ -1,15 +1,19 @@
 """Render the topic DDL macros offline: the delta backing table (which cannot be created
-on machines without Delta Lake) and the parquet one."""
+on machines without Delta Lake) and the parquet one; topic_events' check of `where`."""
 
 from __future__ import annotations
 
 import os
 import re
+from types import SimpleNamespace
 
 import jinja2
+import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.topic.registration import view_fingerprint
+from tests.unit.rejections import rejects
 
 MACROS = os.path.join(
     os.path.dirname(__file__),
@@ -151,3 +155,38 @@ def test_stage_without_exchange_reuse_numbers_in_one_window():
     assert sql.endswith(
         "cast('acme' as string) as tenant_id from ( select 1 as order_id ) as topic_batch"
     )
+
+
+# --- topic_events(where=...): one expression, checked before the topic is read ---------
+
+
+class Read(Exception):
+    """topic_events got past its check of `where` to reading the topic."""
+
+
+class EventsAdapter:
+    validate_predicate = JammiAdapter.validate_predicate  # the adapter's own check
+
+    def is_unit_test(self, model):
+        raise Read(model.name)
+
+
+def topic_events(where, model="escaping_where"):
+    """Render utils/topic_events.sql's topic_events as a model named ``model`` would."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(MACROS, "..", "..", "utils")),
+        extensions=["jinja2.ext.do"],
+    )
+    context = {"adapter": EventsAdapter(), "model": SimpleNamespace(name=model)}
+    module = env.get_template("topic_events.sql").make_module(context)
+    return module.topic_events("analytics.events", where=where)
+
+
+def test_topic_events_refuses_a_where_that_closes_its_parentheses():
+    # the model of tests/functional/mutable_table/test_tenant_read_guard.py
+    rejects(
+        lambda: topic_events("true) or (true"),
+        "topic_events in model 'escaping_where': 'where' is not one SQL expression",
+    )
+    with pytest.raises(Read):
+        topic_events("who <> 'nobody'")
