@@ -277,13 +277,17 @@ def lanes_for(paths: list[str]) -> list[str]:
     return [lane for lane in EVERY_NAMED_LANE if lane in wanted]
 
 
-def changed_paths(base: str) -> list[str]:
-    """Files changed between ``base`` and the work tree, untracked files included."""
+def changed_paths(base: str, head: str | None = None) -> list[str]:
+    """Files changed between ``base`` and ``head`` (a revision), or between ``base`` and
+    the work tree with its untracked files."""
+    revisions = [base, head] if head else [base]
     diff = subprocess.run(
-        ["git", "diff", "--name-only", base, "--"], cwd=REPO, capture_output=True, text=True
+        ["git", "diff", "--name-only", *revisions, "--"], cwd=REPO, capture_output=True, text=True
     )
     if diff.returncode != 0:
         raise SystemExit(f"lane_map: git diff {base} failed: {diff.stderr.strip()}")
+    if head:
+        return sorted(set(diff.stdout.split()))
     untracked = subprocess.run(
         ["git", "ls-files", "--others", "--exclude-standard"],
         cwd=REPO,
@@ -311,6 +315,7 @@ def main(argv: list[str]) -> int:
     given = lanes.add_mutually_exclusive_group(required=True)
     given.add_argument("--base", help="a git revision: the lanes of what changed since it")
     given.add_argument("--paths", nargs="+", help="the lanes of these paths")
+    lanes.add_argument("--head", help="with --base: up to this revision, not the work tree")
     lanes.add_argument("--run", action="store_true", help="run the lanes (test_lanes.py)")
     lanes.add_argument("--slots", type=int, default=2)
     one = sub.add_parser("slice", help="pytest on one gate slice (extra pytest arguments after)")
@@ -320,7 +325,7 @@ def main(argv: list[str]) -> int:
         return run_slice(args.name, rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    paths = args.paths or changed_paths(args.base)
+    paths = args.paths or changed_paths(args.base, args.head)
     chosen = lanes_for(paths)
     print(f"lane_map: {len(paths)} changed path(s) -> {', '.join(chosen) or 'no lane'}")
     for path in paths:

@@ -69,12 +69,6 @@ select * from values
 as t(id, seen_ms)
 """
 
-REBUILDABLE = """
-{{ config(materialized='mutable_table', primary_key=['id'], changelog=true,
-          full_refresh=true) }}
-select 1 as id
-"""
-
 # a topic model that took the name accounts_b's changelog would get
 NAME_TAKEN = """
 {{ config(materialized='topic', topic_name='accounts.b.changes') }}
@@ -84,11 +78,6 @@ select 1 as id
 ACCOUNTS_B = """
 {{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
 select 1 as id
-"""
-
-CLASHING = """
-{{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
-select 1 as id, 'x' as name, 'y' as previous_name
 """
 
 
@@ -287,8 +276,6 @@ class TestChangelogRefused(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
         return {
-            "rebuildable.sql": REBUILDABLE,
-            "clashing.sql": CLASHING,
             "name_taken.sql": NAME_TAKEN,
             "accounts_b.sql": ACCOUNTS_B,
         }
@@ -301,18 +288,3 @@ class TestChangelogRefused(MutableProjectBase):
         assert "Fix:" in message
         assert not table_exists(project, "accounts_b")
         assert "accounts_b__jammi_batch" not in session_views(project)
-
-    def test_refused_before_anything_is_written(self, project):
-        for model, expected in (
-            ("rebuildable", "cannot be combined with full_refresh: true"),
-            ("clashing", "column 'previous_name' is also a column of the changelog events"),
-        ):
-            result = run(project, model, expect_pass=False)
-            assert expected in result.results[0].message
-            assert "Fix:" in result.results[0].message
-            assert not table_exists(project, model)
-        assert not rows(
-            project,
-            f"select 1 from {project.test_schema}.topics where relation_name in "
-            "('rebuildable', 'clashing')",
-        )

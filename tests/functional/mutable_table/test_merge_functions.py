@@ -7,7 +7,6 @@ from tests.functional.mutable_table.util import (
     MutableProjectBase,
     run,
     stored_definition,
-    table_exists,
     table_rows,
 )
 
@@ -66,11 +65,6 @@ select * from values
 as t(k, v, n, hi)
 """
 
-SUM_WITHOUT_VERSION = """
-{{ config(materialized='mutable_table', primary_key=['id'], merge_functions={'n': 'sum'}) }}
-select 1 as id, 1 as n
-"""
-
 COLUMNS = "user_id, v, clicks, first_seen, last_seen, country, plan"
 
 
@@ -84,7 +78,6 @@ class TestMergeFunctions(MutableProjectBase):
         return {
             "counters.sql": COUNTERS,
             "seen.sql": SEEN,
-            "sum_without_version.sql": SUM_WITHOUT_VERSION,
             "snapshot_counters.sql": SNAPSHOT_COUNTERS,
         }
 
@@ -152,12 +145,3 @@ class TestMergeFunctions(MutableProjectBase):
         result = run(project, "snapshot_counters", {"batch": 2})
         assert result.results[0].message == "INSERT 0, UPDATE 0, DELETE 0"
         assert table_rows(project, "snapshot_counters", "k, v, n, hi") == after
-
-    @pytest.mark.iceberg_lane_skip
-    def test_sum_needs_a_version_column(self, project):
-        result = run(project, "sum_without_version", expect_pass=False)
-        message = result.results[0].message
-        assert "mutable_table 'sum_without_version'" in message
-        assert "re-running a batch would add its values a second time" in message
-        assert "version_column" in message
-        assert not table_exists(project, "sum_without_version")

@@ -114,12 +114,6 @@ ESCAPING_WHERE = """
 select * from {{ topic_events(ref('events'), where="true) or (true") }}
 """
 
-DELETE_WHEN_SUBQUERY = """
-{{ config(materialized='mutable_table', primary_key=['sku'],
-          delete_when="sku in (select sku from " ~ target.schema ~ ".prices where price > 50)") }}
-select 'a' as sku, 1 as price
-"""
-
 LEAK_TEST = "select * from {{ ref('prices') }} where tenant_id = 'globex'"
 
 LEAK_OPERATION = """
@@ -151,7 +145,6 @@ class TestTenantReadGuard(MutableProjectBase):
             "totals.sql": TOTALS_VIEW,
             "leak_this.sql": LEAK_THIS,
             "scoped_this.sql": SCOPED_THIS,
-            "delete_when_subquery.sql": DELETE_WHEN_SUBQUERY,
             **{f"{name}.sql": sql for name, sql in {**PROBES, **REFUSED}.items()},
             **{f"{name}.sql": TABLE + sql for name, sql in SCOPED.items()},
         }
@@ -235,12 +228,6 @@ class TestTenantReadGuard(MutableProjectBase):
         for name in SCOPED:
             got = rows(project, f"select distinct tenant_id from {project.test_schema}.{name}")
             assert sorted(got, key=str) == sorted([("acme",), (None,)], key=str), name
-
-    @pytest.mark.iceberg_lane_skip
-    def test_delete_when_is_one_expression_without_subqueries(self, project):
-        results = run(project, "delete_when_subquery", ACME, expect_pass=False)
-        assert "contains a subquery" in results.results[0].message
-        assert not table_exists(project, "delete_when_subquery")
 
     @pytest.mark.iceberg_lane_skip
     def test_tests_operations_and_show_are_scoped(self, project, fmt):

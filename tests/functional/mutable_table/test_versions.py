@@ -42,11 +42,6 @@ PLAIN = """
 select 1 as id
 """
 
-BAD_KEPT = """
-{{ config(materialized='mutable_table', primary_key=['id'], versions_kept='all') }}
-select 1 as id
-"""
-
 PRICES = """
 {{ config(materialized='mutable_table', primary_key=['sku'], tenant_from='tenant') }}
 select * from values ('acme', 'a', {{ var('price', 1) }}), ('globex', 'g', 2),
@@ -112,16 +107,10 @@ class TestVersionsWalkthrough(MutableProjectBase):
             "orders.sql": orders,
             "orders_as_of.sql": AS_OF,
             "plain.sql": PLAIN,
-            "bad_kept.sql": BAD_KEPT,
             "prices.sql": PRICES,
             "prices_as_of.sql": PRICES_AS_OF,
             "unscoped.sql": UNSCOPED,
         }
-
-    def test_versions_kept_is_validated(self, project):
-        result = run(project, "bad_kept", expect_pass=False)
-        message = result.results[0].message
-        assert "bad_kept" in message and "versions_kept" in message and "'all'" in message
 
     def test_recovery_walkthrough(self, project, fmt):
         run(project, "orders", {"batch": 1})

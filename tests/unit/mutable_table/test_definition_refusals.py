@@ -1,8 +1,9 @@
 """The refusals a mutable_table run gets from its definition, before any SQL: the
 adapter call the materialization makes with the model's output columns and config
-(adapter.mutable_table_definition), with the models of the functional tests that assert
-them and the message fragments they assert. One functional test per family stays as the
-canary that a run calls it before it creates anything
+(adapter.mutable_table_definition), with the models and message fragments of the
+functional tests named in the comments (those that only asserted a refusal moved here;
+docs/testing.md lists them). One functional test per family stays as the canary that a
+run calls it before it creates anything
 (tests/functional/mutable_table/test_mutable_validation.py)."""
 
 from __future__ import annotations
