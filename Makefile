@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ unit: $(STAMP)
 functional: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
+
+# The gate's functional lane: tests/functional but for lane_map.FUNCTIONAL_FULL_ONLY.
+functional-gate: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider --durations=10 \
+	  $$($(BIN)/python scripts/lane_map.py ignores) $(PYTEST_ARGS)
 
 delta-lane: jars
 	@$(BIN)/python scripts/delta_lane.py

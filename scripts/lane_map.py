@@ -5,6 +5,7 @@ changed file needs (docs/testing.md).
     python scripts/lane_map.py lanes --paths dbt/x.py ...  # the same for named paths
     python scripts/lane_map.py lanes --run --base <rev>    # run them (`make test-affected`)
     python scripts/lane_map.py slice crash [pytest args]   # pytest on one gate slice
+    python scripts/lane_map.py ignores                     # the gate's functional --ignore
 
 - FULL_LANES: every lane of `make test-full`, as `make test` ran them before the gate;
   nothing in them is dropped.
@@ -57,11 +58,11 @@ EVERY_NAMED_LANE = (
     "checks",
 )
 
-# The gate (`make test`), longest first: the functional lane whole, and one slice of
-# every other lane's machinery. The cluster slice runs the Thrift slice and the fault
-# slice on one standalone cluster.
+# The gate (`make test`), longest first: the functional lane but for FUNCTIONAL_FULL_ONLY,
+# and one slice of every other lane's machinery. The cluster slice runs the Thrift slice
+# and the fault slice on one standalone cluster.
 GATE_LANES = (
-    "functional",
+    "functional-gate",
     "spark4-gate",
     "cluster-gate",
     "delta-gate",
@@ -72,6 +73,16 @@ GATE_LANES = (
 )
 
 MUTABLE = "tests/functional/mutable_table"
+
+# The functional lane's files that only `make test-full` runs: whole-project and
+# randomized checks and dbt's own macro suites, each longer than half a minute alone,
+# whose machinery the gate's other functional tests already run.
+FUNCTIONAL_FULL_ONLY = (
+    f"{MUTABLE}/test_tenant_bound_build.py",  # the integration project built bound twice
+    "tests/functional/scd2/test_scd2_randomized.py",  # random batches against a reference
+    "tests/functional/adapter/test_ansi_mode.py",  # every materialization, ANSI on and off
+    "tests/functional/adapter/test_utils.py",  # dbt.tests.adapter.utils' macro suites
+)
 
 # Each gate slice's pytest arguments (paths and node ids). Every slice names at least one
 # test, and every path exists (tests/unit/test_lane_map.py).
@@ -124,10 +135,12 @@ GATE_SLICES: dict[str, tuple[str, ...]] = {
 }
 
 # A slice's settings: the crash slice's one kill point (a fraction of a measured run) and
-# no rollback kill; the fault slice's first fault point of each scenario.
+# no rollback kill; the fault slice's first fault point of each scenario; two rounds of
+# the Thrift slice's race (six on the full Thrift lane).
 GATE_SLICE_ENV: dict[str, dict[str, str]] = {
     "crash": {"JAMMI_CRASH_KILL_FRACTIONS": "0.5", "JAMMI_ROLLBACK_KILL_FRACTIONS": ""},
     "faults": {"JAMMI_FAULT_POINTS": "1"},
+    "thrift": {"JAMMI_RACE_ROUNDS": "2"},
 }
 
 EVERY_LANE = EVERY_NAMED_LANE
@@ -229,6 +242,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Tests: a file's own lanes.
     ("tests/unit/*", ("checks",)),
     ("tests/scd2_*.py", ("checks", "functional")),
+    ("tests/capture_plans.py", ("checks",)),  # writes the golden plans the unit tests read
     ("tests/functional/*", ("functional",)),
     (f"{MUTABLE}/*", ("delta-lane",)),
     ("tests/functional/scd2/*", ("delta-lane", "iceberg-lane")),
@@ -320,9 +334,13 @@ def main(argv: list[str]) -> int:
     lanes.add_argument("--slots", type=int, default=2)
     one = sub.add_parser("slice", help="pytest on one gate slice (extra pytest arguments after)")
     one.add_argument("name", choices=sorted(GATE_SLICES))
+    sub.add_parser("ignores", help="pytest's --ignore options for FUNCTIONAL_FULL_ONLY")
     args, rest = parser.parse_known_args(argv)
     if args.command == "slice":
         return run_slice(args.name, rest)
+    if args.command == "ignores":
+        print(" ".join(f"--ignore={path}" for path in FUNCTIONAL_FULL_ONLY))
+        return 0
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     paths = args.paths or changed_paths(args.base, args.head)

@@ -57,11 +57,17 @@ ICEBERG_LANE_TESTS = ["tests/process/test_thrift_races.py"]
 FORMAT_LANE_TESTS = {"delta": DELTA_LANE_TESTS, "iceberg": ICEBERG_LANE_TESTS}
 
 
-def run_lane(server: ThriftServer, lane_tests: list[str], build: bool = True) -> int:
+def run_lane(
+    server: ThriftServer,
+    lane_tests: list[str],
+    build: bool = True,
+    settings: Optional[dict[str, str]] = None,
+) -> int:
     """integration_project/ with `--target thrift` (unless ``build`` is False), then
     ``lane_tests`` over thrift (on a Delta or Iceberg server: `file_format: auto` builds
-    that format's tables, and the tests run with JAMMI_TEST_FILE_FORMAT set to it)."""
-    env = server_env(server)
+    that format's tables, and the tests run with JAMMI_TEST_FILE_FORMAT set to it), with
+    the environment variables ``settings`` (the gate's slice settings)."""
+    env = dict(server_env(server), **(settings or {}))
     fmt = server.table_format or "parquet"
     bin_dir = Path(sys.executable).parent
     results: list[tuple[str, int, float]] = []

@@ -205,7 +205,8 @@ def run_gate(started: float) -> int:
                 flush=True,
             )
             with running_thrift_server(cluster=cluster) as server:
-                code = run_lane(server, list(GATE_SLICES["thrift"]), build=False)
+                tests, settings = list(GATE_SLICES["thrift"]), GATE_SLICE_ENV["thrift"]
+                code = run_lane(server, tests, build=False, settings=settings)
             faults = run_fault_tests(cluster, GATE_SLICES["faults"], GATE_SLICE_ENV["faults"])
     finally:
         shutil.rmtree(cluster_dir, ignore_errors=True)

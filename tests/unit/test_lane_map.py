@@ -50,7 +50,8 @@ def test_every_product_file_reaches_a_lane_of_the_full_matrix():
         # check need no Spark lane
         spark_lanes = set(lanes) - {"checks"}
         assert spark_lanes or path.startswith(
-            ("tests/unit/", "bench/", "scripts/browser/", "scripts/docs_lineage_check.py",
+            ("tests/unit/", "tests/capture_plans.py", "bench/", "scripts/browser/",
+             "scripts/docs_lineage_check.py",
              "scripts/lane_map.py")
         ), path  # fmt: skip
 
@@ -88,6 +89,13 @@ def test_no_gate_slice_is_empty_and_each_test_exists(name):
         for part in names:
             found = re.search(rf"^\s*(class|def) {re.escape(part)}\b", source, re.MULTILINE)
             assert found, f"{entry}: no {part} in {path}"
+
+
+def test_the_functional_files_left_to_the_full_matrix_exist():
+    assert lane_map.FUNCTIONAL_FULL_ONLY
+    for path in lane_map.FUNCTIONAL_FULL_ONLY:
+        assert (REPO / path).is_file(), path
+        assert path.startswith("tests/functional/"), path
 
 
 def test_each_slice_setting_is_read_by_its_tests():
