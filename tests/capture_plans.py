@@ -35,6 +35,7 @@ PLANS = REPO / "tests" / "unit" / "tenancy" / "plans"
 
 
 def session(file_format: str, state: Path):
+    from iceberg_probe import SINGLE_WRITER_CONFS  # scripts/ (tests.conftest's sys.path)
     from pyspark.sql import SparkSession
 
     builder = (
@@ -47,7 +48,9 @@ def session(file_format: str, state: Path):
             f"jdbc:derby:;databaseName={state}/metastore_db;create=true",
         )
     )
-    for key, value in session_parameters(file_format).items():
+    # one writer here: Iceberg's commits need no Hive lock tables in this metastore
+    single_writer = SINGLE_WRITER_CONFS if file_format == "iceberg" else {}
+    for key, value in {**session_parameters(file_format), **single_writer}.items():
         builder = builder.config(key, value)
     return builder.enableHiveSupport().getOrCreate()
 

@@ -33,6 +33,7 @@ OPTIMIZED = "== Optimized Logical Plan =="
 _CONNECTOR = re.compile(r"^(?:[ :|]  )*[+:]- ")
 _LINE = re.compile(r"^((?:[ :|]  )*)([+:]- )?(.*)$")
 _ATTR = re.compile(r"^\s*(?P<name>[^#\s][^#]*)#(?P<id>\d+)L?\s*$")
+_FIRST_NAME = re.compile(r"(?:`[^`]*`|[^\s`])+")  # a (possibly backticked) name
 _ALIASED = re.compile(r"^(?:cast\((?P<cast>.+) as [^()]+\)|(?P<plain>.+)) AS (?P<out>[^#]+#\d+L?)$")
 
 
@@ -148,8 +149,11 @@ def _classify(node: PlanNode, text: str, tenant: str) -> None:
             if label in inner:
                 node.attrs.update(_attr_list(_bracketed(inner, inner.index(label) + len(label))))
     elif head == "RelationV2":
+        # `RelationV2[attrs] <qualified name> <table's own name>` (Spark 3.4+ prints
+        # both; Iceberg's own name is the qualified one again): the first name
         attrs_end = text.index("]")
-        node.kind, node.table = RELATION, table_key(text[attrs_end + 1 :].strip())
+        first = _FIRST_NAME.match(text[attrs_end + 1 :].strip())
+        node.kind, node.table = RELATION, table_key(first.group(0) if first else "")
         node.attrs = _attr_list(_bracketed(text, text.index("[")))
     elif head == "View":
         inner = text[text.index("(") + 1 : text.rindex(")")]
