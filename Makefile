@@ -163,10 +163,12 @@ test: jars
 test-full: jars
 	@$(BIN)/python scripts/test_lanes.py --slots $(SLOTS) $(if $(strip $(LANES)),$(LANES),--full)
 
-# The full lanes of what changed since BASE (a git revision), chosen by path.
+# The full lanes of what changed since BASE (a git revision; up to HEAD, a revision, when
+# given, else the work tree), chosen by path (scripts/lane_map.py).
 BASE ?= origin/main
 test-affected: jars
-	@$(BIN)/python scripts/lane_map.py lanes --run --slots $(SLOTS) --base $(BASE)
+	@$(BIN)/python scripts/lane_map.py lanes --run --slots $(SLOTS) --base $(BASE) \
+	  $(if $(HEAD),--head $(HEAD))
 
 # The gate's slices of the lanes (scripts/lane_map.py, GATE_SLICES).
 delta-gate: jars
