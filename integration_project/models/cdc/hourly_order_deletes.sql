@@ -1,4 +1,4 @@
-{#-- SPEC section 5's replay example: deletes per hour, straight off the backing table. --#}
+{#-- docs/topic.md's replay example: deletes per hour, straight off the backing table. --#}
 {{ config(materialized='table', file_format=demo_table_format()) }}
 
 select date_trunc('hour', timestamp_micros(_produced_at)) as hour, count(*) as deletes

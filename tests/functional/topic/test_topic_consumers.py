@@ -1,5 +1,5 @@
 """Consumers read only new events, with a predicate; a failed run re-reads them; the
-manifest shows topic -> consumer lineage (SPEC section 5)."""
+manifest shows topic -> consumer lineage (docs/topic.md)."""
 
 from __future__ import annotations
 

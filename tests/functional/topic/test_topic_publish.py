@@ -1,4 +1,4 @@
-"""Publishing to a topic: naming, registry, offsets, atomicity (SPEC section 5)."""
+"""Publishing to a topic: naming, registry, offsets, atomicity (docs/topic.md)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ class TestTopicPublish(TopicProject):
         tenant_rows = f"SELECT count(*) FROM {schema}.cdc_orders WHERE tenant_id IS NOT NULL"
         assert rows(tenant_rows) == [(0,)]
 
-        # SPEC section 5's hourly delete rollup, verbatim
+        # docs/topic.md's hourly delete rollup
         rollup = rows(
             "SELECT date_trunc('hour', timestamp_micros(_produced_at)) AS hour, "
             "count(*) AS deletes "

@@ -1,4 +1,4 @@
-"""Registering a topic while another run registers it too (SPEC section 7: one backing
+"""Registering a topic while another run registers it too (docs/architecture.md: one backing
 table per topic name, whatever the timing), and the view named after the model.
 
 The embedded metastore belongs to one JVM, so the "other run" meets this one there.

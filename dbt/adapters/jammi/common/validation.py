@@ -1,4 +1,4 @@
-"""Rules every definition must pass before any SQL runs (SPEC section 3)."""
+"""Rules every definition must pass before any SQL runs (docs/mutable_table.md)."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ class MutableTableDefinition:
         config: Mapping[str, Any],
         table_id: Optional[str] = None,
     ) -> MutableTableDefinition:
-        """Build from a dbt model's config (the names in SPEC section 4)."""
+        """Build from a dbt model's config (the names in docs/mutable_table.md)."""
         builder = MutableTableDefinitionBuilder(
             MutableTableId(table_id or model_name), schema, model_name=model_name
         )

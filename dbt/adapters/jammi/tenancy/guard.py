@@ -1,5 +1,5 @@
 """The tenant read guard: every statement of a bound run, checked against what Spark
-resolves it to read (SPEC sections 4 and 7; docs/tenancy.md).
+resolves it to read (docs/tenancy.md).
 
 In a run bound to a tenant, the connection manager hands each statement to
 :meth:`TenantGuard.check` before it runs: models, tests (``--store-failures`` too),

@@ -1,4 +1,4 @@
-"""Topic publishing, consuming and retention decisions (SPEC section 5).
+"""Topic publishing, consuming and retention decisions (docs/topic.md).
 
 The Jinja materialization orchestrates; everything here is a decision or a retry loop
 that needs to catch an engine error, which Jinja cannot do:

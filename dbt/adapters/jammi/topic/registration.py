@@ -1,4 +1,4 @@
-"""Registering a topic and its view so that concurrent runs agree (SPEC sections 5, 7).
+"""Registering a topic and its view so that concurrent runs agree (docs/topic.md).
 
 Jinja cannot catch an engine error, so the steps whose outcome is "the metastore
 refused because someone else got there first" live here:

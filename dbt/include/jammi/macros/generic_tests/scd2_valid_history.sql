@@ -1,4 +1,4 @@
-{#-- Generic tests for history: scd2 tables (SPEC section 4, docs/scd2.md).
+{#-- Generic tests for history: scd2 tables (docs/scd2.md).
 
      scd2_valid_history checks all three interval invariants per effective key
      (tenant_id + primary key); the three checks also ship as tests of their own:

@@ -1,4 +1,4 @@
-{#-- Offset invariants of a topic (SPEC section 6): each publish has one positive offset,
+{#-- Offset invariants of a topic (docs/topic.md): each publish has one positive offset,
      (_offset, _row_idx) is unique and _row_idx runs 0..n-1 within a publish, and a
      publish has exactly one _produced_at. Returns the offsets that break a rule. --#}
 {% test topic_offsets(model) %}

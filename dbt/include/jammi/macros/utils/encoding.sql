@@ -1,4 +1,4 @@
-{#-- Encodings for types outside the closed set (SPEC sections 3 and 6). `expr` is SQL. --#}
+{#-- Encodings for types outside the closed set (docs/mutable_table.md). `expr` is SQL. --#}
 
 {#-- A timestamp or date as bigint epoch milliseconds (dates: midnight UTC when the
      session time zone is UTC, the embedded default). --#}

@@ -1,4 +1,4 @@
-{#-- Tenant scope (SPEC section 4). Tenant values are data: they are only ever rendered
+{#-- Tenant scope (docs/tenancy.md). Tenant values are data: they are only ever rendered
      through adapter.sql_string(), never spliced raw. --#}
 
 {#-- The tenant this run is bound to (profile field `tenant`, var `jammi_tenant`), or none. --#}

@@ -1,4 +1,4 @@
-{#-- Consuming a topic (SPEC section 5).
+{#-- Consuming a topic (docs/topic.md).
 
      {{ topic_events(ref('cdc_orders'), where="op = 'd'") }} is a subquery over the
      events this model has not consumed yet, with the engine columns renamed to

@@ -16,7 +16,7 @@
     tenant is the bound tenant (string) or none. The appliers (apply_merge.sql,
     apply_rewrite.sql) only apply this set; they never decide anything.
 
-  Decisions per key (SPEC section 4):
+  Decisions per key (docs/mutable_table.md):
     - batch rows are stamped with tenant_id (bound tenant / tenant_from / NULL);
     - duplicate keys in the batch were rejected or resolved by the checks in
       checks.sql; here the highest version per key is taken (version_rule.sql: one

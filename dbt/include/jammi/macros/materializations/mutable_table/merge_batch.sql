@@ -6,7 +6,7 @@
      Delta then joins the batch with the table once per pass and changes only rows with
      real changes (with deletion vectors on, only those rows are written).
 
-     The same decisions as the change-set planner (change_set.sql, SPEC section 4):
+     The same decisions as the change-set planner (change_set.sql, docs/mutable_table.md):
        - a key's batch row with the highest version_column wins; with a version column a
          stored key changes only for a greater version;
        - delete_when deletes a stored key; an update that changes no value is left alone;

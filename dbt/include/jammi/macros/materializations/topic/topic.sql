@@ -1,4 +1,4 @@
-{#-- The `topic` materialization (SPEC section 5): every run publishes the model's output
+{#-- The `topic` materialization (docs/topic.md): every run publishes the model's output
      as one batch under the next offset of an append-only, replayable log.
 
      Phases: setup -> register (backing table, registry claim, view named after the model)
