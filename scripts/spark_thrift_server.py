@@ -82,6 +82,10 @@ def server_command(
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
+        # dates before 1582 and timestamps before 1900 are written as they are
+        # (docs/connecting.md, "What dbt-jammi sets")
+        "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
         "spark.sql.warehouse.dir": str(state / "warehouse"),
         "spark.sql.catalogImplementation": "hive",
         "spark.hadoop.javax.jdo.option.ConnectionURL": (

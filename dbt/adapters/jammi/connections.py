@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, ContextManager, Optional, cast
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import CONNECTION_LOST_EXCEPTIONS, SparkConnectionManager
+from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.jammi.common.errors import refusal_message
 from dbt.adapters.jammi.common.validation import validate_tenant_value
 from dbt.adapters.jammi.credentials import JammiCredentials
 from dbt.adapters.jammi.engine.hive_compat import make_empty_results_safe
@@ -47,6 +51,20 @@ class JammiConnectionManager(SparkConnectionManager):
         statement runs as it is, scoped by the adapter, or not at all."""
         sql = scoped_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
         return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        """dbt-spark's, except that a refusal the adapter raised inside the statement
+        (common/errors.REFUSAL_MARKER) is shown as it is, without Spark's error and stack
+        trace around it."""
+        try:
+            with super().exception_handler(sql):
+                yield
+        except DbtRuntimeError as exc:
+            refusal = refusal_message(str(exc))
+            if refusal is None:
+                raise
+            raise DbtRuntimeError(refusal) from exc
 
     def trusted_statements(self) -> ContextManager[None]:
         """Within it, this thread's statements are the adapter's own: the tenant read

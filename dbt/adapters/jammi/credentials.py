@@ -26,6 +26,14 @@ from dbt.adapters.jammi.common.validation import validate_tenant_value
 LAUNCH_DEFAULTS = {
     "spark.ui.enabled": "false",
 }
+# Parquet writes a date before 1582 or a timestamp before 1900 as it is (the proleptic
+# Gregorian calendar Spark computes in) instead of failing the write: Spark 3.5's
+# default, EXCEPTION, fails it with a stack trace (Spark 4 defaults to CORRECTED). A
+# server needs the same settings in its own conf (docs/connecting.md).
+PARQUET_REBASE_DEFAULTS = {
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+}
 # Spark SQL settings: applied ONCE, when the adapter creates the local session, never
 # through `server_side_parameters` (dbt-spark re-applies those before every statement,
 # which would undo every `SET` from a dbt-spark macro or a user's hook). Nothing here may
@@ -33,6 +41,7 @@ LAUNCH_DEFAULTS = {
 SESSION_SQL_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
+    **PARQUET_REBASE_DEFAULTS,
 }
 # dbt-spark 1.11's credentials write `spark.sql.ansi.enabled = false` into
 # `server_side_parameters`, over the profile's own value, and its cursors re-apply it

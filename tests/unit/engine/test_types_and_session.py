@@ -73,7 +73,11 @@ def test_session_sql_defaults_do_not_touch_what_dbt_spark_sets():
     assert set(SESSION_SQL_DEFAULTS) == {
         "spark.sql.session.timeZone",
         "spark.sql.shuffle.partitions",
+        # old dates and timestamps are written as they are instead of failing the write
+        "spark.sql.parquet.datetimeRebaseModeInWrite",
+        "spark.sql.parquet.int96RebaseModeInWrite",
     }
+    assert SESSION_SQL_DEFAULTS["spark.sql.parquet.int96RebaseModeInWrite"] == "CORRECTED"
 
 
 class _FakeConf:
@@ -119,7 +123,11 @@ def _fake_pyspark(monkeypatch, fake_session, active=None):
     "master, context_keys, expected",
     [
         ("local[2]", set(), SESSION_SQL_DEFAULTS),
-        ("local[*]", {"spark.sql.shuffle.partitions"}, {"spark.sql.session.timeZone": "UTC"}),
+        (
+            "local[*]",
+            {"spark.sql.shuffle.partitions"},
+            {k: v for k, v in SESSION_SQL_DEFAULTS.items() if k != "spark.sql.shuffle.partitions"},
+        ),
         ("yarn", set(), {}),
     ],
 )

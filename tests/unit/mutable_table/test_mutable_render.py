@@ -15,6 +15,7 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog, identity
@@ -61,6 +62,12 @@ class _Adapter:
 
     def mutable_written_at_column(self) -> str:
         return WRITTEN_AT_COLUMN
+
+    def mutable_exact_sum_type(self, stored_type: str) -> Optional[str]:
+        return exact_casts.exact_sum_type(stored_type)
+
+    def mutable_checked_cast(self, expr: str, source: str, stored: str, subject: str) -> str:
+        return exact_casts.checked_cast_sql(expr, source, stored, subject)
 
     def mutable_now_ms(self) -> int:
         return NOW_MS

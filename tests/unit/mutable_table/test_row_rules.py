@@ -175,12 +175,18 @@ def test_merge_functions_render_combination_and_batch_aggregation():
     )
     stored = "case when restarted then null else t_{} end"
     clicks, first_seen = stored.format("clicks"), stored.format("first_seen")
-    assert f"coalesce(s_clicks + {clicks}, s_clicks, {clicks})" in sql
+    # an int sum adds in 38 digits and goes back to int checked: never wraps
+    wide = "decimal(38,0)"
+    assert (
+        f"coalesce(cast(s_clicks as {wide}) + cast({clicks} as {wide}), s_clicks, {clicks})" in sql
+    )
+    assert "then cast(raise_error(concat('jammi_refused<<mutable_table" in sql
     assert f"least(s_first_seen, {first_seen})" in sql
     assert f"coalesce({stored.format('country')}, s_country)" in sql
     # the batch rows of a key newer than its stored version combine first, each
     # carrying its key's stored row: the stored rows are read once
-    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as s_clicks" in sql
+    summed = f"sum(cast(`clicks` as {wide})) filter (where not is_delete)"
+    assert f"else cast({summed} as int) end as s_clicks" in sql
     assert "min_by(`country`, case when `country` is not null and not is_delete" in sql
     assert "where coalesce(`v` > _stored_version, true)" in sql
     assert "where _last_delete is null or `v` >= _last_delete" in sql
@@ -190,7 +196,7 @@ def test_merge_functions_render_combination_and_batch_aggregation():
     deleting = change_set(
         build(version_column="v", hard_deletes="delete", merge_functions={"clicks": "sum"})
     )
-    assert "cast( sum(`clicks`) filter (where not is_delete) as int) as `clicks`" in deleting
+    assert f"else cast({summed} as int) end as `clicks`" in deleting
     assert "as stored on b.tenant_id <=> stored.tenant_id" in deleting
     assert "full outer join target" in deleting
     # without delete_when no row ends a key: no window over the batch

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.types import INTEGER_TYPES, decimal_parts, normalize_type
+from dbt.adapters.jammi.common.types import normalize_type
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN
+from dbt.adapters.jammi.mutable_table.exact_casts import cast_rule, checked_casts_of
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_storage_column
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
-
-_FLOAT_TYPES = frozenset({"float", "double"})
 
 
 @dataclass(frozen=True)
@@ -25,34 +24,20 @@ class SchemaReconciliation:
     definition: dict[str, Any]
     new_columns: list[list[str]]
     missing_columns: list[str]
+    # [name, stored type, batch type] of the columns whose values are checked before
+    # anything is written (exact_casts.CHECKED)
+    checked_casts: list[list[str]]
 
 
 # What a stored column takes from a model whose output type changed (the batch is cast
-# to the stored type): said in the error that refuses anything else.
+# to the stored type, exact_casts.py): said in the error that refuses anything else.
 ALLOWED_TYPE_CHANGES = (
     "whole numbers into any whole-number type, whole numbers and floats into float or "
     "double, a decimal of lower or equal precision at the same scale into a decimal, a "
-    "date into a timestamp; nested types must stay the same"
+    "date into a timestamp (a value the stored type cannot hold exactly, such as a bigint "
+    "beyond int's range, fails the run before anything is written); nested types must "
+    "stay the same"
 )
-
-
-def _compatible(stored: str, batch: str) -> bool:
-    stored, batch = normalize_type(stored), normalize_type(batch)
-    if stored == batch:
-        return True
-    if stored in INTEGER_TYPES and batch in INTEGER_TYPES:
-        return True
-    if stored in _FLOAT_TYPES and (batch in _FLOAT_TYPES or batch in INTEGER_TYPES):
-        return True
-    if stored in ("timestamp", "timestamp_ntz") and batch == "date":
-        return True
-    stored_decimal, batch_decimal = decimal_parts(stored), decimal_parts(batch)
-    return (
-        stored_decimal is not None
-        and batch_decimal is not None
-        and batch_decimal[1] == stored_decimal[1]
-        and batch_decimal[0] <= stored_decimal[0]
-    )
 
 
 def reconcile_schema(
@@ -96,7 +81,7 @@ def reconcile_schema(
 
     for name, stored_type in stored:
         batch_type = batch_types.get(name)
-        if batch_type is not None and not _compatible(stored_type, batch_type):
+        if batch_type is not None and cast_rule(stored_type, batch_type) is None:
             raise JammiValidationError(
                 subject,
                 f"column '{name}' is stored as {stored_type} but the model now outputs "
@@ -162,4 +147,6 @@ def reconcile_schema(
     if identity and identity[0] in stored_types:
         storage.append(identity)
     definition["storage_columns"] = storage
-    return SchemaReconciliation(definition, new_columns, missing)
+    return SchemaReconciliation(
+        definition, new_columns, missing, checked_casts_of(stored_types, batch_columns)
+    )

@@ -24,6 +24,7 @@ from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
+    exact_casts,
     run_config,
     run_errors,
     schema_reconciliation,
@@ -86,7 +87,22 @@ class MutableTableAdapterMixin(StatementsMixin):
             "definition": result.definition,
             "new_columns": result.new_columns,
             "missing_columns": result.missing_columns,
+            "checked_casts": result.checked_casts,
         }
+
+    @available
+    def mutable_check_exact_casts(
+        self, model_name: str, checked_casts: Sequence[Sequence[str]], batch_source: str
+    ) -> None:
+        """Fail the run, before anything is written, when the batch holds a value that a
+        checked column's stored type cannot hold exactly (exact_casts.py): one query over
+        the batch, stopped at the first offending rows."""
+        if not checked_casts:
+            return
+        rows = self._run_sql(exact_casts.exact_cast_check_sql(checked_casts, batch_source))
+        error = exact_casts.lossy_cast_error(model_name, checked_casts, rows)
+        if error is not None:
+            raise error
 
     @available
     def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:

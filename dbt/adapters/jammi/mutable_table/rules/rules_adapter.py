@@ -15,6 +15,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
 from dbt.adapters.jammi.engine.describe import delta_history_entry
+from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
@@ -80,6 +81,20 @@ class MutableRulesAdapterMixin(StatementsMixin):
         column = age_column(definition)
         types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
         return age_millis_sql(quote_identifier(column), types.get(column, "bigint"))
+
+    @available
+    def mutable_exact_sum_type(self, stored_type: str) -> Optional[str]:
+        """The type a merge function's sum of a whole-number or decimal column adds in
+        (it cannot overflow), or None (floats add in their own type)."""
+        return exact_casts.exact_sum_type(stored_type)
+
+    @available
+    def mutable_checked_cast(
+        self, expr: str, source_type: str, stored_type: str, subject: str
+    ) -> str:
+        """``cast(expr as stored_type)`` that fails the statement instead of storing a
+        value the stored type cannot hold exactly (exact_casts.checked_cast_sql)."""
+        return exact_casts.checked_cast_sql(expr, source_type, stored_type, subject)
 
     @available
     def mutable_written_at_column(self) -> str:

@@ -151,10 +151,15 @@
 {%- for c in definition.storage_columns -%}
   {%- do stored_value.update({c[0]: ('case when restarted then null else t_' ~ c[0] ~ ' end') if aggregate and definition.delete_when else ('t_' ~ c[0])}) -%}
 {%- endfor -%}
-{#-- the value a column gets in the new row of an insert or update --#}
+{#-- the value a column gets in the new row of an insert or update; a whole-number or
+     decimal sum adds in a type that cannot overflow (mutable_merged_value) --#}
+{%- set sum_types = {} -%}
+{%- for c in definition.storage_columns if merge_functions.get(c[0]) == 'sum' and adapter.mutable_exact_sum_type(c[1]) -%}
+  {%- do sum_types.update({c[0]: adapter.mutable_exact_sum_type(c[1])}) -%}
+{%- endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.storage_columns -%}
-  {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], definition.partial_updates)}) -%}
+  {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], definition.partial_updates, sum_types.get(c[0]))}) -%}
 {%- endfor -%}
 {#-- ttl without ttl_column: the engine's _written_at is the run's time on every insert
      and update (not a value column: it never makes an update by itself) --#}
@@ -278,7 +283,7 @@ select
     when 'delete' then t_{{ c[0] }}
     when 'insert' then {{ mutable_identity_insert_value(definition, target_relation) if c[0] == identity else new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
     {#- a merge function's result keeps the stored type (a decimal sum widens) #}
-    else {{ ('cast(' ~ new_value[c[0]] ~ ' as ' ~ c[1] ~ ')') if c[0] in merge_functions else new_value[c[0]] }}
+    else {{ mutable_merge_functions_stored_value(definition, c, new_value[c[0]], sum_types[c[0]]) if c[0] in sum_types else ('cast(' ~ new_value[c[0]] ~ ' as ' ~ c[1] ~ ')') if c[0] in merge_functions else new_value[c[0]] }}
   end as {{ q(c[0]) }},
   {%- endif %}
   {%- endfor %}

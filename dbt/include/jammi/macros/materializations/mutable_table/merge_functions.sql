@@ -6,8 +6,12 @@
 {#-- The new row's value of one column. `s`: the batch's value (already combined over the
      key's batch rows), `t`: the stored value (NULL for a new key). Columns without a
      function follow partial_updates. --#}
-{% macro mutable_merged_value(function, s, t, partial_updates) -%}
-  {%- if function == 'sum' -%}
+{% macro mutable_merged_value(function, s, t, partial_updates, sum_type=none) -%}
+  {%- if function == 'sum' and sum_type -%}
+    {#- whole numbers and decimals add in sum_type, which cannot overflow; the planner
+        casts the sum back with a check (mutable_merge_functions_stored_value) #}
+    coalesce(cast({{ s }} as {{ sum_type }}) + cast({{ t }} as {{ sum_type }}), {{ s }}, {{ t }})
+  {%- elif function == 'sum' -%}
     coalesce({{ s }} + {{ t }}, {{ s }}, {{ t }})
   {%- elif function == 'min' -%}
     least({{ s }}, {{ t }})
@@ -30,6 +34,10 @@
 {%- set v = mutable_version_expr(definition) -%}
 {%- set fn = (definition.get('merge_functions') or {}).get(c[0]) -%}
 {%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' -%}
+{%- set sum_type = adapter.mutable_exact_sum_type(c[1]) if fn == 'sum' else none -%}
+{%- if sum_type %}
+    {{ mutable_merge_functions_stored_value(definition, c, 'sum(cast(' ~ col ~ ' as ' ~ sum_type ~ ')) filter (where not is_delete)', sum_type) }}
+{%- else %}
     cast(
       {%- if c[0] in ([definition.version_column] if definition.version_column is string else (definition.version_column or [])) %} max_by({{ col }}, {{ v }})
       {%- elif fn in ('sum', 'min', 'max') %} {{ fn }}({{ col }}) filter (where not is_delete)
@@ -37,6 +45,15 @@
       {%- elif fn == 'last_non_null' or definition.partial_updates %} max_by({{ col }}, {{ live }})
       {%- else %} max_by({{ col }}, {{ v }})
       {%- endif %} as {{ c[1] }})
+{%- endif %}
+{%- endmacro %}
+
+
+{#-- A merge function's result `expr` (of `source_type`) as storage column `c` stores it:
+     a sum the stored type cannot hold exactly fails the statement before its write
+     commits (mutable_table/exact_casts.py), naming the column and the value. --#}
+{% macro mutable_merge_functions_stored_value(definition, c, expr, source_type) -%}
+  {{ adapter.mutable_checked_cast(expr, source_type, c[1], "mutable_table '" ~ definition.table_id ~ "': merge_functions sums column '" ~ c[0] ~ "', whose stored type " ~ c[1]) }}
 {%- endmacro %}
 
 

@@ -36,11 +36,13 @@
     {%- set definition = batch_definition -%}
     {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
     {%- set new_columns = [] -%}
+    {%- set checked_casts = [] -%}
   {%- else -%}
     {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, state.columns, state.definition, state.file_format, adapter.mutable_requested_file_format(model)) -%}
     {%- set definition = reconciled.definition -%}
     {%- set file_format = state.file_format -%}
     {%- set new_columns = reconciled.new_columns -%}
+    {%- set checked_casts = reconciled.checked_casts -%}
   {%- endif -%}
   {#-- the model's tblproperties the existing table does not hold yet (set below) --#}
   {%- set new_properties = adapter.mutable_changed_tblproperties(definition, state.table_properties) if state is not none and not rebuild else {} -%}
@@ -48,6 +50,9 @@
   {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
+  {#-- exact or refused: a batch value a narrower stored column cannot hold exactly fails
+       the run here, before anything is written (mutable_table/exact_casts.py) --#}
+  {%- do adapter.mutable_check_exact_casts(model.name, checked_casts, batch_source) -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
