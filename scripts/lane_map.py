@@ -131,7 +131,11 @@ GATE_SLICES: dict[str, tuple[str, ...]] = {
     "crash": ("tests/process/test_crash_recovery.py",),
     # Spark 4 with ANSI on: one smoke test per materialization, then every Spark type.
     "spark4-smoke": (f"{MUTABLE}", "tests/functional/scd2", "tests/functional/topic"),
-    "spark4-types": (f"{MUTABLE}/test_spark_types.py", f"{MUTABLE}/test_spark4_types.py"),
+    "spark4-types": (
+        f"{MUTABLE}/test_spark_types.py",
+        f"{MUTABLE}/test_spark4_types.py",
+        f"{MUTABLE}/test_exact_casts.py",
+    ),
 }
 
 # A slice's settings: the crash slice's one kill point (a fraction of a measured run) and

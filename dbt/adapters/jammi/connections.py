@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, ContextManager, Optional, cast
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -52,15 +50,20 @@ class JammiConnectionManager(SparkConnectionManager):
         sql = scoped_statement(self.tenant_guard, self.get_thread_connection(), sql, bindings)
         return super().add_query(sql, auto_begin, bindings, *args, **kwargs)
 
-    @contextmanager
-    def exception_handler(self, sql: str) -> Iterator[None]:
-        """dbt-spark's, except that a refusal the adapter raised inside the statement
+    def execute(
+        self,
+        sql: str,
+        auto_begin: bool = False,
+        fetch: bool = False,
+        limit: Optional[int] = None,
+    ) -> Any:
+        """dbt's, except that a refusal the adapter raised inside the statement
         (common/errors.REFUSAL_MARKER) is shown as it is, without Spark's error and stack
-        trace around it."""
+        trace around it, whether the statement fails when it runs or when its rows are
+        fetched (a session's query runs lazily)."""
         try:
-            with super().exception_handler(sql):
-                yield
-        except DbtRuntimeError as exc:
+            return super().execute(sql, auto_begin, fetch, limit)
+        except Exception as exc:
             refusal = refusal_message(str(exc))
             if refusal is None:
                 raise

@@ -126,26 +126,48 @@ def test_the_check_compares_in_a_type_that_holds_both():
 
 
 def test_the_check_reads_the_batch_once_and_stops_at_five_rows():
-    sql = exact_casts.exact_cast_check_sql(
-        [["qty", "int", "bigint"], ["price", "double", "bigint"]], "(select * from src)"
-    )
+    checks = exact_casts.value_checks([["qty", "int", "bigint"], ["price", "double", "bigint"]])
+    sql = exact_casts.value_check_sql(checks, "(select * from src)")
     assert sql.startswith("select cast(`qty` as string), cast(`price` as string), ")
     assert sql.count("from (select * from src) as batch") == 1
-    assert "as _lossy_0" in sql and "as _lossy_1" in sql
+    assert "as _refused_0" in sql and "as _refused_1" in sql
     assert " or " in sql and sql.endswith("limit 5")
+    # nothing to check: no query at all (the adapter returns before running one)
+    assert exact_casts.value_checks([], "parquet", [["at", "timestamp"]]) == []
 
 
 def test_the_refusal_names_the_model_column_values_and_fix():
-    casts = [["qty", "int", "bigint"], ["price", "double", "bigint"]]
+    checks = exact_casts.value_checks([["qty", "int", "bigint"], ["price", "double", "bigint"]])
     rows = [("3000000000", "1", True, False), ("-3000000000", "2", True, False)]
-    error = exact_casts.lossy_cast_error("orders", casts, rows)
+    error = exact_casts.value_check_error("orders", checks, rows)
     assert error is not None
     text = str(error)
     assert "mutable_table 'orders': column 'qty' is stored as int, which cannot hold" in text
     assert "3000000000, -3000000000" in text and "nothing was written" in text
     assert "price" not in text.split("Fix:")[0]  # no value of price is lossy
     assert "Fix: send only values int holds exactly" in text and "store bigint" in text
-    assert exact_casts.lossy_cast_error("orders", casts, []) is None
+    assert exact_casts.value_check_error("orders", checks, []) is None
+
+
+def test_orc_refuses_the_timestamps_its_files_read_a_second_late():
+    """Spark's ORC reads 1969-12-31 23:59:59.5 (UTC) back as 1970-01-01 00:00:00.5."""
+    checks = exact_casts.value_checks(
+        [], "orc", [["at", "timestamp"], ["day", "date"], ["local_at", "timestamp_ntz"]]
+    )
+    assert [(c.name, c.kind) for c in checks] == [
+        ("at", exact_casts.ORC_TIMESTAMP),
+        ("day", exact_casts.ORC_TIMESTAMP),
+    ]
+    assert checks[0].predicate() == (
+        "(unix_micros(cast(`at` as timestamp)) > -1000000 and "
+        "unix_micros(cast(`at` as timestamp)) < 0)"
+    )
+    error = exact_casts.value_check_error(
+        "events", checks, [("1969-12-31 23:59:59.5", "1969-12-31", True, False)]
+    )
+    assert error is not None
+    assert "column 'at' is a timestamp of an orc table" in str(error)
+    assert "Fix: store the table as parquet or delta" in str(error)
 
 
 def test_a_merge_function_sum_adds_wide_and_goes_back_checked():
@@ -172,13 +194,20 @@ def test_a_refusal_raised_in_a_statement_reaches_the_user_without_spark_around_i
     )
     assert refusal_message("[CAST_OVERFLOW] ...") is None
 
-    manager = object.__new__(JammiConnectionManager)
+    class _Failing(JammiConnectionManager):
+        def __init__(self, error: Exception) -> None:
+            self.error = error
+
+        def _add_query_comment(self, sql: str) -> str:
+            return sql
+
+        def add_query(self, *args, **kwargs):
+            raise self.error
+
     with pytest.raises(DbtRuntimeError) as raised:
-        with manager.exception_handler("select 1"):
-            raise RuntimeError(spark_text)
+        _Failing(RuntimeError(spark_text)).execute("select 1", fetch=True)
     assert "cannot hold the value exactly as int: 2147484647" in str(raised.value)
     assert "SQLSTATE" not in str(raised.value) and "org.apache" not in str(raised.value)
-    with pytest.raises(DbtRuntimeError) as other:
-        with manager.exception_handler("select 1"):
-            raise RuntimeError("[CAST_OVERFLOW] boom")
+    with pytest.raises(RuntimeError) as other:
+        _Failing(RuntimeError("[CAST_OVERFLOW] boom")).execute("select 1")
     assert "CAST_OVERFLOW" in str(other.value)

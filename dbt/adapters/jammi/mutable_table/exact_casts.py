@@ -125,62 +125,106 @@ def checked_cast_sql(expr: str, source_type: str, stored_type: str, subject: str
     )
 
 
+# What a check guards: a cast the stored type may not hold (CAST), or a value the table's
+# file format would not read back as written (ORC_TIMESTAMP: Spark's ORC reads a
+# timestamp in the second before 1970-01-01 00:00:00 UTC that has a fraction of a second
+# one second later; timestamp_ntz is read back as written).
+CAST = "cast"
+ORC_TIMESTAMP = "orc_timestamp"
+
+
 @dataclass(frozen=True)
-class CheckedColumn:
-    """A batch column whose values are checked against its stored type."""
+class ValueCheck:
+    """A batch column whose values are checked before anything is written."""
 
     name: str
     stored_type: str
     batch_type: str
+    kind: str = CAST
+
+    def predicate(self) -> str:
+        column = quote_identifier(self.name)
+        if self.kind == ORC_TIMESTAMP:
+            micros = f"unix_micros(cast({column} as timestamp))"
+            return f"({micros} > -1000000 and {micros} < 0)"
+        return lossy_value_predicate(column, self.stored_type, self.batch_type)
+
+    def problem(self, samples: Sequence[str]) -> str:
+        if self.kind == ORC_TIMESTAMP:
+            return (
+                f"column '{self.name}' is a timestamp of an orc table, whose files read a "
+                "timestamp in the second before 1970-01-01 00:00:00 UTC that has a fraction "
+                f"of a second one second later: {', '.join(samples)}"
+            )
+        return (
+            f"column '{self.name}' is stored as {self.stored_type}, which cannot hold "
+            f"these {self.batch_type} values of the batch exactly: {', '.join(samples)}"
+        )
+
+    def fix(self) -> str:
+        if self.kind == ORC_TIMESTAMP:
+            return (
+                "store the table as parquet or delta (file_format), or the column as "
+                "timestamp_ntz; a rebuild needs --full-refresh (config full_refresh: true)"
+            )
+        return (
+            f"send only values {self.stored_type} holds exactly (filter or round them in the "
+            f"model), or store {self.batch_type}: rebuild the table with --full-refresh "
+            "(needs config full_refresh: true)"
+        )
 
 
-def checked_columns(casts: Sequence[Sequence[str]]) -> list[CheckedColumn]:
-    return [CheckedColumn(str(n), str(s), str(b)) for n, s, b in casts]
+def value_checks(
+    casts: Sequence[Sequence[str]],
+    file_format: Optional[str] = None,
+    batch_columns: Sequence[Sequence[str]] = (),
+) -> list[ValueCheck]:
+    """The checks of a run: each checked cast ([name, stored type, batch type]), and on
+    orc each timestamp column of the batch ([name, type])."""
+    checks = [ValueCheck(str(n), str(s), str(b)) for n, s, b in casts]
+    if file_format == "orc":
+        checks += [
+            ValueCheck(str(n), "timestamp", normalize_type(str(t)), ORC_TIMESTAMP)
+            for n, t in batch_columns
+            if normalize_type(str(t)) in ("timestamp", "date")
+        ]
+    return checks
 
 
-def exact_cast_check_sql(casts: Sequence[Sequence[str]], batch_source: str) -> str:
-    """Up to SAMPLE_ROWS rows of the batch with a value a checked column cannot hold:
-    each checked column's value as text, then one flag per column. One pass over the
-    batch, stopped at the first rows found."""
-    columns = checked_columns(casts)
-    flags = [
-        lossy_value_predicate(quote_identifier(c.name), c.stored_type, c.batch_type)
-        for c in columns
-    ]
-    values = ", ".join(f"cast({quote_identifier(c.name)} as string)" for c in columns)
-    flagged = ", ".join(f"{flag} as _lossy_{i}" for i, flag in enumerate(flags))
+def value_check_sql(checks: Sequence[ValueCheck], batch_source: str) -> str:
+    """Up to SAMPLE_ROWS rows of the batch that a check refuses: each checked column's
+    value as text, then one flag per check. One pass over the batch, stopped at the
+    first rows found."""
+    flags = [check.predicate() for check in checks]
+    values = ", ".join(f"cast({quote_identifier(c.name)} as string)" for c in checks)
+    flagged = ", ".join(f"{flag} as _refused_{i}" for i, flag in enumerate(flags))
     return (
         f"select {values}, {flagged} from {batch_source} as batch "
         f"where {' or '.join(flags)} limit {SAMPLE_ROWS}"
     )
 
 
-def lossy_cast_error(
-    model_name: str, casts: Sequence[Sequence[str]], rows: Sequence[Sequence[Any]]
+def value_check_error(
+    model_name: str, checks: Sequence[ValueCheck], rows: Sequence[Sequence[Any]]
 ) -> Optional[JammiValidationError]:
-    """The refusal for the offending rows ``exact_cast_check_sql`` found (None when it
-    found none): each column with the values it cannot hold, and the fix."""
-    if not rows:
-        return None
-    columns = checked_columns(casts)
+    """The refusal for the rows ``value_check_sql`` found (None when it found none):
+    each check with the values it refuses, and the first one's fix."""
     problems = []
-    for i, column in enumerate(columns):
+    refusing = []
+    for i, check in enumerate(checks):
         samples: list[str] = []
         for row in rows:
-            if row[len(columns) + i] and str(row[i]) not in samples:
+            if row[len(checks) + i] and str(row[i]) not in samples:
                 samples.append(str(row[i]))
         if samples:
-            problems.append(
-                f"column '{column.name}' is stored as {column.stored_type}, which cannot hold "
-                f"these {column.batch_type} values of the batch exactly: {', '.join(samples)}"
-            )
-    first = next(c for i, c in enumerate(columns) if any(row[len(columns) + i] for row in rows))
+            problems.append(check.problem(samples))
+            refusing.append(check)
+    if not refusing:
+        return None
     return JammiValidationError(
         f"mutable_table '{model_name}'",
         "; ".join(problems) + " (nothing was written)",
-        f"send only values {first.stored_type} holds exactly (filter or round them in the "
-        f"model), or store {first.batch_type}: rebuild the table with --full-refresh "
-        "(needs config full_refresh: true)",
+        refusing[0].fix(),
     )
 
 

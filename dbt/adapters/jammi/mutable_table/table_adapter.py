@@ -91,16 +91,25 @@ class MutableTableAdapterMixin(StatementsMixin):
         }
 
     @available
-    def mutable_check_exact_casts(
-        self, model_name: str, checked_casts: Sequence[Sequence[str]], batch_source: str
+    def mutable_check_exact_values(
+        self,
+        model_name: str,
+        definition: Mapping[str, Any],
+        checked_casts: Sequence[Sequence[str]],
+        file_format: str,
+        batch_source: str,
     ) -> None:
         """Fail the run, before anything is written, when the batch holds a value that a
-        checked column's stored type cannot hold exactly (exact_casts.py): one query over
-        the batch, stopped at the first offending rows."""
-        if not checked_casts:
+        checked column's stored type cannot hold exactly, or that the table's file format
+        would not read back as written (exact_casts.py): one query over the batch,
+        stopped at the first offending rows; none when nothing needs a check."""
+        batch = set(definition.get("batch_columns") or [])
+        columns = [c for c in definition["columns"] if c[0] in batch]
+        checks = exact_casts.value_checks(checked_casts, file_format, columns)
+        if not checks:
             return
-        rows = self._run_sql(exact_casts.exact_cast_check_sql(checked_casts, batch_source))
-        error = exact_casts.lossy_cast_error(model_name, checked_casts, rows)
+        rows = self._run_sql(exact_casts.value_check_sql(checks, batch_source))
+        error = exact_casts.value_check_error(model_name, checks, rows)
         if error is not None:
             raise error
 

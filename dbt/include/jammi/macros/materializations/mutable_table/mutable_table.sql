@@ -50,9 +50,10 @@
   {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
   {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
-  {#-- exact or refused: a batch value a narrower stored column cannot hold exactly fails
-       the run here, before anything is written (mutable_table/exact_casts.py) --#}
-  {%- do adapter.mutable_check_exact_casts(model.name, checked_casts, batch_source) -%}
+  {#-- exact or refused: a batch value a narrower stored column cannot hold exactly, or
+       that the file format would not read back, fails the run here, before anything is
+       written (mutable_table/exact_casts.py) --#}
+  {%- do adapter.mutable_check_exact_values(model.name, definition, checked_casts, file_format, batch_source) -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
