@@ -6,7 +6,9 @@ are, so the counts a run knows travel as fields of one response type:
 
 - a mutable_table run: ``rows_affected`` (inserted + updated + deleted), the three
   counts, and ``table_version``, the table's version after the run (parquet/orc: the
-  version directory's number; Delta: the table version; Iceberg: the snapshot id);
+  version directory's number; Delta: the table version; Iceberg: the snapshot id), and
+  ``rows_collapsed``, the batch rows identical to another that the run took as one
+  (at-least-once delivery; set when the run looked for them);
 - a topic publish: ``rows_affected`` (the events published) and ``offset``;
 - a model that consumes topics: ``events_read`` and ``offsets_read`` (per topic, the
   range ``[after, upto]`` it read), beside whatever its own materialization reported.
@@ -27,13 +29,17 @@ class JammiAdapterResponse(AdapterResponse):
     rows_updated: Optional[int] = None
     rows_deleted: Optional[int] = None
     table_version: Optional[int] = None
+    rows_collapsed: Optional[int] = None
     offset: Optional[int] = None
     events_read: Optional[int] = None
     offsets_read: Optional[dict[str, list[int]]] = None
 
 
-def mutable_run_response(counts: Mapping[str, Any], version: Optional[int]) -> JammiAdapterResponse:
-    """A mutable_table run's response from its counts (commit/merge_commit.change_counts)."""
+def mutable_run_response(
+    counts: Mapping[str, Any], version: Optional[int], collapsed: Optional[int] = None
+) -> JammiAdapterResponse:
+    """A mutable_table run's response from its counts (commit/merge_commit.change_counts)
+    and the identical batch rows it collapsed."""
     return JammiAdapterResponse(
         _message=str(counts["message"]),
         code="MUTABLE",
@@ -42,6 +48,7 @@ def mutable_run_response(counts: Mapping[str, Any], version: Optional[int]) -> J
         rows_updated=int(counts["update"]),
         rows_deleted=int(counts["delete"]),
         table_version=None if version is None else int(version),
+        rows_collapsed=collapsed,
     )
 
 

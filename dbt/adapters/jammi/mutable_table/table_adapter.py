@@ -25,6 +25,7 @@ from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
     exact_casts,
+    redelivery,
     run_config,
     run_errors,
     schema_reconciliation,
@@ -112,6 +113,20 @@ class MutableTableAdapterMixin(StatementsMixin):
         error = exact_casts.value_check_error(model_name, checks, rows)
         if error is not None:
             raise error
+
+    @available
+    def mutable_redelivery_plan(
+        self, definition: Mapping[str, Any], batch_source: str, batch_columns: Sequence[Any]
+    ) -> dict[str, Any]:
+        """How the run treats rows that are identical in every output column (at-least-once
+        delivery, redelivery.py): the collapsed batch, and whether the run collapses it
+        from the start (``always``) or only when the key check finds duplicates."""
+        columns = [[str(c[0]), str(c[1])] for c in batch_columns]
+        return {
+            "collapsed_source": redelivery.collapsed_batch_sql(batch_source, columns),
+            "always": redelivery.collapses_always(definition),
+            "on_rejection": list(redelivery.DUPLICATE_KINDS),
+        }
 
     @available
     def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:
@@ -369,10 +384,17 @@ class MutableTableAdapterMixin(StatementsMixin):
             self.mutable_remove_path(path)
 
     @available
-    def mutable_run_response(self, counts: Mapping[str, Any], version: Any = None) -> Any:
-        """The run's ``adapter_response`` (common/run_report.py): its counts and the
-        table's version after it."""
-        return run_report.mutable_run_response(counts, None if version is None else int(version))
+    def mutable_run_response(
+        self, counts: Mapping[str, Any], version: Any = None, collapsed: Any = None
+    ) -> Any:
+        """The run's ``adapter_response`` (common/run_report.py): its counts, the table's
+        version after it, and the identical batch rows it collapsed (None: none looked
+        for)."""
+        return run_report.mutable_run_response(
+            counts,
+            None if version is None else int(version),
+            None if collapsed is None else int(collapsed),
+        )
 
     # --- scd2 (mutable_table/scd2.py) ------------------------------------------------------
 

@@ -133,12 +133,40 @@ end
 
 {#-- Fail the run (nothing written yet) if the batch breaks a key rule: one query tells
      whether it does; only then are the samples of the broken rule read for the error
-     message. --#}
-{% macro apply_mutable_batch_checks(definition, batch_source, tenant) -%}
+     message. Rows identical in every column are one change (at-least-once delivery,
+     mutable_table/redelivery.py): when the only rule broken is duplicate keys, the
+     collapsed batch is checked, and returned if it passes. Returns {batch_source: the
+     batch the run goes on with, collapsed: the rows collapsed, or none}. --#}
+{% macro apply_mutable_batch_checks(definition, batch_source, tenant, redelivery) -%}
   {%- set flags = run_query(get_batch_check_flags_sql(definition, batch_source, tenant)).rows[0] -%}
+  {%- if flags[2] and not flags[0] and not flags[1] and batch_source != redelivery.collapsed_source -%}
+    {{ return(apply_mutable_collapsed_batch_checks(definition, batch_source, tenant, redelivery)) }}
+  {%- endif -%}
   {%- if flags[0] or flags[1] or flags[2] -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant) -%}
   {%- endif -%}
+  {{ return({'batch_source': batch_source, 'collapsed': none}) }}
+{%- endmacro %}
+
+
+{#-- The collapsed batch (identical rows as one), checked: returned with the number of
+     rows collapsed, or the run fails with the samples of what still breaks a rule. --#}
+{% macro apply_mutable_collapsed_batch_checks(definition, batch_source, tenant, redelivery) -%}
+  {%- set collapsed_source = redelivery.collapsed_source -%}
+  {%- set flags = run_query(get_batch_check_flags_sql(definition, collapsed_source, tenant)).rows[0] -%}
+  {%- if flags[0] or flags[1] or flags[2] -%}
+    {%- do raise_mutable_batch_error(definition, collapsed_source, tenant) -%}
+  {%- endif -%}
+  {%- set collapsed = fetch_collapsed_row_count(batch_source, collapsed_source) -%}
+  {%- do log("mutable_table '" ~ model.name ~ "': " ~ collapsed ~ " batch row(s) identical to another taken as one (at-least-once delivery)", info=true) -%}
+  {{ return({'batch_source': collapsed_source, 'collapsed': collapsed}) }}
+{%- endmacro %}
+
+
+{#-- How many rows collapsing identical rows took away. --#}
+{% macro fetch_collapsed_row_count(batch_source, collapsed_source) -%}
+  {%- set sql = 'select (select count(*) from ' ~ batch_source ~ ' as delivered) - (select count(*) from ' ~ collapsed_source ~ ' as collapsed)' -%}
+  {{ return(run_query(sql).rows[0][0] | int) }}
 {%- endmacro %}
 
 

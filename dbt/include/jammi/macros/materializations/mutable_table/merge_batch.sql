@@ -138,7 +138,10 @@ where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
   {#-- hard_deletes: delete declares the batch the scope's complete set: a snapshot feed --#}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, definition.hard_deletes == 'delete') -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
-  {%- if merged.get('rejected') -%}
+  {%- if merged.get('rejected') in adapter.mutable_redelivery_plan(definition, batch_source, []).on_rejection -%}
+    {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
+    {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
+  {%- elif merged.get('rejected') -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
   {%- endif -%}
   {%- set outcome = {'committed': merged.committed, 'counts': merged.counts, 'run_relations': [], 'location': none} -%}

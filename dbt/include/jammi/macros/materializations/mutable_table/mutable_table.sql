@@ -54,6 +54,15 @@
        that the file format would not read back, fails the run here, before anything is
        written (mutable_table/exact_casts.py) --#}
   {%- do adapter.mutable_check_exact_values(model.name, definition, checked_casts, file_format, batch_source) -%}
+  {#-- at-least-once delivery: rows identical in every column are one change; collapsed
+       from the start where a sum would add them twice, else only when the key check
+       finds duplicates (mutable_table/redelivery.py) --#}
+  {%- set redelivery = adapter.mutable_redelivery_plan(definition, batch_source, batch_columns) -%}
+  {%- set collapsed = none -%}
+  {%- if redelivery.always -%}
+    {%- set collapsed = fetch_collapsed_row_count(batch_source, redelivery.collapsed_source) -%}
+    {%- set batch_source = redelivery.collapsed_source -%}
+  {%- endif -%}
   {#-- when nothing before it writes, the first statement that writes checks the batch
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
@@ -66,7 +75,9 @@
   {%- do definition.update({'checks_in_plan': nothing_written_first
         and adapter.mutable_plans_checked_batch(file_format, definition)}) -%}
   {%- if not checks_in_merge and not definition.checks_in_plan -%}
-    {%- do apply_mutable_batch_checks(definition, batch_source, tenant) -%}
+    {%- set checked = apply_mutable_batch_checks(definition, batch_source, tenant, redelivery) -%}
+    {%- set batch_source = checked.batch_source -%}
+    {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
   {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
@@ -87,6 +98,20 @@
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
        the winner's version, a bounded number of times --#}
   {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
+  {%- if applied.outcome.get('rejected') -%}
+    {#-- the statement that checks the batch on its way in found duplicate keys (nothing
+         was written): if they are identical rows, the collapsed batch applies --#}
+    {%- if batch_source == redelivery.collapsed_source -%}
+      {%- do raise_mutable_batch_error(definition, batch_source, tenant, applied.outcome.rejected) -%}
+    {%- endif -%}
+    {%- set checked = apply_mutable_collapsed_batch_checks(definition, batch_source, tenant, redelivery) -%}
+    {%- set batch_source = checked.batch_source -%}
+    {%- set collapsed = checked.collapsed -%}
+    {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, applied.state, file_format, tenant, run_id, fail_at) -%}
+    {%- if applied.outcome.get('rejected') -%}
+      {%- do raise_mutable_batch_error(definition, batch_source, tenant, applied.outcome.rejected) -%}
+    {%- endif -%}
+  {%- endif -%}
   {%- set state = applied.state -%}
   {%- set counts = applied.outcome.counts -%}
   {%- set run_relations = applied.outcome.run_relations -%}
@@ -102,7 +127,7 @@
     {%- do adapter.mutable_expire_iceberg_snapshots(target_relation, definition.versions_kept, model.name) -%}
   {%- endif -%}
   {%- set version = fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
-  {%- do store_result('main', response=adapter.mutable_run_response(counts, version)) -%}
+  {%- do store_result('main', response=adapter.mutable_run_response(counts, version, collapsed)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
@@ -121,7 +146,7 @@
   {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
   {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
   {%- for attempt in range(attempts) -%}
-    {%- if not ns.outcome.committed -%}
+    {%- if not ns.outcome.committed and not ns.outcome.get('rejected') -%}
       {%- if attempt > 0 -%}
         {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
@@ -168,6 +193,10 @@
            created, only the empty directory Spark's failed write leaves (removed where
            the adapter reaches the file system); the error names the check, with samples --#}
       {%- do adapter.mutable_remove_empty_dir(fetch_schema_location(target_relation) ~ '/' ~ (change_set_relation.identifier | lower)) -%}
+      {%- if rejected in adapter.mutable_redelivery_plan(definition, batch_source, []).on_rejection -%}
+        {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
+        {{ return({'committed': false, 'rejected': rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
+      {%- endif -%}
       {%- do raise_mutable_batch_error(definition, batch_source, tenant, rejected) -%}
     {%- endif -%}
     {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
