@@ -68,7 +68,7 @@ def test_spark_type_set_normalizes(spark_type, stored):
     assert map_spark_type(spark_type, "c", "spark").closed_type == stored
 
 
-@pytest.mark.parametrize("spark_type", ["variant", "time(6)", "interval day", "void"])
+@pytest.mark.parametrize("spark_type", ["time(6)", "interval day", "void"])
 def test_types_no_table_stores_are_refused_under_spark_too(spark_type):
     assert map_spark_type(spark_type, "c", "spark").closed_type is None
 
@@ -83,17 +83,28 @@ def test_types_no_table_stores_are_refused_under_spark_too(spark_type):
             + ["collate(code, 'UTF8_BINARY') as code"],
         ),
         (
-            {"id": "int", "payload": "variant"},
+            {"id": "variant", "payload": "int"},
             {"primary_key": ["id"]},
-            ["column 'payload' has type variant", "to_json(payload) as payload"],
+            ["primary_key column 'id' has the nested type variant", "compared as whole"],
         ),
     ],
-    ids=["case_insensitive_key", "variant_value"],
+    ids=["case_insensitive_key", "variant_key"],
 )
 def test_spark4_types_no_table_stores_are_refused_with_the_fix(schema, config, fragments):
     # Spark 4's types as its query columns name them, under the default type set (the
     # models of tests/functional/mutable_table/test_spark4_types.py)
-    refused(config, *fragments, "which a table cannot store", schema=schema)
+    refused(config, *fragments, schema=schema)
+
+
+def test_a_variant_is_a_value_column_under_spark_and_refused_under_jammi():
+    definition = feed({"primary_key": ["id"]}, {"id": "int", "payload": "variant"})
+    assert dict((c.name, c.type) for c in definition.columns)["payload"] == "variant"
+    refused(
+        {"primary_key": ["id"], "type_set": "jammi"},
+        "column 'payload' has type variant",
+        "to_json(payload) as payload",
+        schema={"id": "int", "payload": "variant"},
+    )
 
 
 def test_type_set_jammi_keeps_the_closed_rule_and_is_recorded():

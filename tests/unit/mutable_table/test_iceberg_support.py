@@ -123,3 +123,15 @@ def test_snapshot_history_reads_the_current_ancestry():
     sql = iceberg_snapshots.history_sql("s.orders")
     assert "from s.orders.history as h join s.orders.snapshots as s" in sql
     assert "where h.is_current_ancestor" in sql
+
+
+@pytest.mark.parametrize("file_format", ["orc", "iceberg"])
+def test_a_variant_is_refused_where_the_format_does_not_store_it(file_format):
+    definition = {"columns": [["id", "int"], ["payload", "struct<v:variant>"]]}
+    with pytest.raises(JammiValidationError) as refused:
+        check_file_format_support(definition, file_format, "events")
+    message = str(refused.value)
+    assert f"column 'payload' holds a variant, which file_format {file_format}" in message
+    assert "use file_format parquet or delta" in message
+    for stored in ("parquet", "delta"):
+        check_file_format_support(definition, stored, "events")

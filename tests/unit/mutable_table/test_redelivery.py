@@ -14,14 +14,27 @@ def test_identical_rows_collapse_with_distinct():
     assert sql == "(select distinct * from (select * from feed) as delivered)"
 
 
-def test_a_map_is_compared_by_its_json_text():
-    """Spark compares no maps (a DISTINCT over one fails): grouped by to_json instead."""
+def test_a_map_or_variant_is_compared_by_its_json_text():
+    """Spark compares no maps and no variants (a DISTINCT over one fails): grouped by
+    their JSON text instead, a map by its entries in key order (as the planner compares
+    a changed map)."""
     sql = redelivery.collapsed_batch_sql(
-        "(b)", [["id", "int"], ["tags", "map<string,int>"], ["nested", "array<map<string, int>>"]]
+        "(b)",
+        [
+            ["id", "int"],
+            ["tags", "map<string,int>"],
+            ["nested", "array<map<string, int>>"],
+            ["payload", "variant"],
+        ],
+    )
+    entries = (
+        "to_json(array_sort(map_entries(`tags`), (l, r) -> case when l.key < r.key then -1 "
+        "when l.key > r.key then 1 else 0 end))"
     )
     assert sql == (
-        "(select `id`, any_value(`tags`) as `tags`, any_value(`nested`) as `nested` "
-        "from (b) as delivered group by `id`, to_json(`tags`), to_json(`nested`))"
+        "(select `id`, any_value(`tags`) as `tags`, any_value(`nested`) as `nested`, "
+        "any_value(`payload`) as `payload` from (b) as delivered "
+        f"group by `id`, {entries}, to_json(`nested`), to_json(`payload`))"
     )
 
 

@@ -25,6 +25,10 @@ FLOAT_TYPES: frozenset[str] = frozenset({"float", "double"})
 # Spark's types for points in time (timestamp_ltz is reported as timestamp).
 TIME_TYPES: frozenset[str] = frozenset({"timestamp", "timestamp_ntz", "date"})
 
+# Spark 4's semi-structured type: Spark compares no variants (a change is decided by its
+# JSON text) and only some formats store it (mutable_table/column_types.py).
+VARIANT = "variant"
+
 # type_set: which types a model's columns may have.
 TYPE_SET_SPARK = "spark"
 TYPE_SET_JAMMI = "jammi"
@@ -150,6 +154,8 @@ def _native_type(raw: str, t: str) -> Optional[str]:
         return f"decimal({decimal.group(3) or 10},{decimal.group(5) or 0})"
     if t.startswith(("array<", "map<", "struct<")):
         return normalize_type(raw)
+    if t == VARIANT:
+        return VARIANT  # Spark 4: a value column, compared by its JSON text
     return None
 
 
@@ -162,8 +168,16 @@ def normalize_type(spark_type: str) -> str:
 
 
 def is_nested(spark_type: str) -> bool:
-    """Arrays, maps and structs: value columns only (never a key, index or version)."""
-    return spark_type.lower().startswith(("array", "map", "struct"))
+    """Arrays, maps, structs and Spark 4's variants: value columns only (never a key,
+    index or version)."""
+    return spark_type.lower().startswith(("array", "map", "struct", VARIANT))
+
+
+def holds_variant(spark_type: str) -> bool:
+    """A variant, or a nested type with a variant inside."""
+    # a type position: the whole type, or after '<', ',' or a field's ':' (a struct
+    # field named variant is followed by ':')
+    return re.search(r"(^|[<,:])\s*variant\s*($|[>,])", spark_type.lower()) is not None
 
 
 def is_decimal(spark_type: str) -> bool:

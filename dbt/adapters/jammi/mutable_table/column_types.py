@@ -16,6 +16,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import (
     INTEGER_TYPES,
     TYPE_SET_JAMMI,
+    holds_variant,
     is_nested,
     is_version_type,
 )
@@ -126,3 +127,23 @@ def version_columns(version_column: Optional[VersionColumn]) -> tuple[str, ...]:
     if isinstance(version_column, str):
         return (version_column,)
     return tuple(version_column)
+
+
+# The formats that store Spark 4's variant: parquet (Spark's own writer) and Delta 4 (its
+# variantType table feature, enabled by the table's first variant column).
+VARIANT_FORMATS = ("parquet", "delta")
+
+
+def variant_refusal(
+    columns: Sequence[Sequence[str]], file_format: str
+) -> Optional[tuple[str, str]]:
+    """(problem, fix) when a variant column would be stored in a format that does not
+    keep it (orc has no variant; Iceberg only in its format version 3), or None."""
+    held = [str(c[0]) for c in columns if holds_variant(str(c[1]))]
+    if not held or file_format in VARIANT_FORMATS:
+        return None
+    return (
+        f"column '{held[0]}' holds a variant, which file_format {file_format} does not store",
+        f"use file_format {' or '.join(VARIANT_FORMATS)}, or store its JSON text: "
+        f"to_json({held[0]}) as {held[0]}",
+    )

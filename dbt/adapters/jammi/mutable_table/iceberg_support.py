@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table.column_types import variant_refusal
 from dbt.adapters.jammi.mutable_table.rules import tombstones
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import expiry_refusal
 
@@ -64,7 +65,7 @@ def check_file_format_support(
     definition: Mapping[str, Any], file_format: str, model_name: str
 ) -> None:
     """Raise naming the model when the resolved ``file_format`` cannot keep an option."""
-    refusal = (
+    refusal = variant_refusal(definition.get("columns") or [], file_format) or (
         iceberg_refusal(definition)
         if file_format == ICEBERG
         else expiry_refusal(definition, file_format)

@@ -16,33 +16,43 @@ would be added twice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
+from dbt.adapters.jammi.common.types import holds_variant
 from dbt.adapters.jammi.common.validation import quote_identifier
 
 DUPLICATE_KINDS = ("duplicate_key", "duplicate_version")
 
 
-def _holds_map(spark_type: str) -> bool:
-    return "map<" in spark_type.lower().replace(" ", "")
+def _compared_as(column: str, spark_type: str) -> Optional[str]:
+    """How a column Spark cannot compare is compared (None: as it is): a map by its
+    entries in key order as JSON (as the planner tells a changed map), a variant or a
+    type holding a map or variant by its JSON text."""
+    t = spark_type.lower().replace(" ", "")
+    if t.startswith("map<"):
+        return (
+            f"to_json(array_sort(map_entries({column}), (l, r) -> "
+            "case when l.key < r.key then -1 when l.key > r.key then 1 else 0 end))"
+        )
+    if "map<" in t or holds_variant(t):
+        return f"to_json({column})"
+    return None
 
 
 def collapsed_batch_sql(batch_source: str, columns: Sequence[Sequence[str]]) -> str:
     """The batch with each set of identical rows as one row (``batch_source`` is the
-    parenthesized batch, ``columns`` its (name, type) pairs). Spark compares no maps, so
-    a column holding a map is compared by its JSON text (the same map in the same key
-    order is the same value) and keeps one of its equal values."""
-    if not any(_holds_map(str(t)) for _, t in columns):
+    parenthesized batch, ``columns`` its (name, type) pairs). A column Spark cannot
+    compare (a map, a variant) is compared by its JSON text and keeps one of its equal
+    values."""
+    compared = {str(n): _compared_as(quote_identifier(str(n)), str(t)) for n, t in columns}
+    if not any(compared.values()):
         return f"(select distinct * from {batch_source} as delivered)"
     outputs, groups = [], []
-    for name, spark_type in columns:
+    for name, _ in columns:
         column = quote_identifier(str(name))
-        if _holds_map(str(spark_type)):
-            outputs.append(f"any_value({column}) as {column}")
-            groups.append(f"to_json({column})")
-        else:
-            outputs.append(column)
-            groups.append(column)
+        text = compared[str(name)]
+        outputs.append(f"any_value({column}) as {column}" if text else column)
+        groups.append(text or column)
     return (
         f"(select {', '.join(outputs)} from {batch_source} as delivered "
         f"group by {', '.join(groups)})"

@@ -87,7 +87,8 @@
   {%- set t = spark_type | lower -%}
   {%- if t.startswith('map<') -%}
     {{ mutable_map_entries_json(a) }} <=> {{ mutable_map_entries_json(b) }}
-  {%- elif 'map<' in t -%}
+  {%- elif 'map<' in t or 'variant' in t -%}
+    {#- Spark compares no maps and no variants (Spark 4): their JSON text decides #}
     to_json({{ a }}) <=> to_json({{ b }})
   {%- else -%}
     {{ a }} <=> {{ b }}
