@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -278,7 +278,14 @@ SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests
 SPARK4_CHECK_MARKS ?= spark4_path or smoke
 spark4-check:
 	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features \
-	  spark4-connect-check
+	  spark4-delta-types spark4-connect-check
+
+# Spark 4's own types on Delta 4 (PySpark 4.0 with Delta 4.0.1, `make jars`): a variant
+# value column under Delta's variantType feature.
+spark4-delta-types: $(SPARK4_DELTA_VENV)/.installed jars
+	@$(S4D)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4D)/python scripts/delta_lane.py \
+	  tests/functional/mutable_table/test_spark4_types.py
 
 spark4-venv: $(SPARK4_VENV)/.installed
 

@@ -119,7 +119,9 @@ def main(argv: list[str]) -> int:
         return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
     only = "not thrift and not dbt_spark_suite"
-    selected = GATE_SLICES["delta"] if gate else TESTS
+    # test paths on the command line: only those (make spark4-delta-types)
+    named = [a for a in argv if not a.startswith("--")]
+    selected = named or (GATE_SLICES["delta"] if gate else TESTS)
     tests = [*selected, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", only]
     print(
         f"delta lane: {'the gate slice of ' if gate else ''}the feature tests with "
