@@ -65,7 +65,7 @@ REPO = Path(__file__).resolve().parent.parent
 # The Iceberg path: the MERGE applier's feature tests (their iceberg param; tests/conftest.py
 # deselects the other formats' params and the `iceberg_refused` tests), the commit
 # conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`,
-# the refusals, merge-on-read tables and snapshot expiry. The rest of
+# the refusals, merge-on-read tables, snapshot expiry, exact casts and redelivery. The rest of
 # tests/functional/mutable_table is the planner's and the rewrite applier's, the same on
 # every format, and runs on the default and Delta lanes.
 MUTABLE = "tests/functional/mutable_table"
@@ -82,6 +82,8 @@ TESTS = [
     f"{MUTABLE}/test_iceberg_refusals.py",
     f"{MUTABLE}/test_iceberg_merge_on_read.py",
     f"{MUTABLE}/test_run_results.py",
+    f"{MUTABLE}/test_exact_casts.py",  # what Iceberg stores of each type
+    f"{MUTABLE}/test_redelivery.py",  # a MERGE's rejected duplicates, then collapsed
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",
