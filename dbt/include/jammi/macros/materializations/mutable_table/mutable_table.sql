@@ -9,6 +9,10 @@
   {%- set compiled_code = jammi_python_model_batch() or compiled_code -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing_relation = load_relation(this) -%}
+  {#-- a view holds no state: the model takes its name (dropped once the batch has passed
+       its checks, below) and the run is a first run --#}
+  {%- set replaced_view = existing_relation if existing_relation is not none and existing_relation.is_view else none -%}
+  {%- set existing_relation = none if replaced_view is not none else existing_relation -%}
   {%- set tenant = jammi_bound_tenant() -%}
   {%- set fail_at = adapter.mutable_failure_phase(var('jammi_fail_at', none)) -%}
   {%- set run_id = adapter.mutable_run_id() -%}
@@ -16,9 +20,6 @@
   {%- set rebuild = existing_relation is not none and adapter.mutable_full_refresh_allowed(flags.FULL_REFRESH, config.get('full_refresh')) -%}
   {%- if existing_relation is not none and flags.FULL_REFRESH and not rebuild -%}
     {%- do exceptions.warn("mutable_table '" ~ model.name ~ "': --full-refresh ignored, the stored state is kept (a mutable table holds state its model cannot rebuild). Set config full_refresh: true on the model to allow rebuilding it from the model's output.") -%}
-  {%- endif -%}
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {%- do exceptions.raise_compiler_error("mutable_table '" ~ model.name ~ "': " ~ existing_relation ~ " is a view; drop it first") -%}
   {%- endif -%}
   {#-- in a bound run, the model's SQL with its tenant-scoped reads scoped (or the run
        fails here); it is inlined in this node's own statements, which read the whole
@@ -97,6 +98,10 @@
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
        the winner's version, a bounded number of times --#}
+  {%- if replaced_view is not none -%}
+    {%- do log("mutable_table '" ~ model.name ~ "': replacing the view " ~ replaced_view ~ " (a view holds no rows) with the mutable table", info=true) -%}
+    {%- do adapter.drop_relation(replaced_view) -%}
+  {%- endif -%}
   {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
   {%- if applied.outcome.get('rejected') -%}
     {#-- the statement that checks the batch on its way in found duplicate keys (nothing
