@@ -10,22 +10,16 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.common.errors import JammiValidationError, refusal_message
+from dbt.adapters.jammi.common.types import CLOSED_TYPES
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
 
+# Jammi's closed scalar set, a decimal at two precisions, and the types of points in time.
 SCALAR_TYPES = (
-    "boolean",
-    "tinyint",
-    "smallint",
-    "int",
-    "bigint",
-    "float",
-    "double",
+    *CLOSED_TYPES,
     "decimal(10,2)",
     "decimal(18,2)",
-    "string",
-    "binary",
     "date",
     "timestamp",
     "timestamp_ntz",
