@@ -84,6 +84,7 @@ TESTS = [
     f"{MUTABLE}/test_run_results.py",
     f"{MUTABLE}/test_exact_casts.py",  # what Iceberg stores of each type
     f"{MUTABLE}/test_redelivery.py",  # a MERGE's rejected duplicates, then collapsed
+    f"{MUTABLE}/test_adoption.py",  # an Iceberg table adopted in place
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",

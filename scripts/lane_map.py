@@ -211,6 +211,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/column_types.py", ("spark4-check",)),
     ("dbt/adapters/jammi/mutable_table/exact_casts.py", ("spark4-check",)),
     ("dbt/adapters/jammi/mutable_table/redelivery.py", MERGE_LANES),
+    ("dbt/adapters/jammi/mutable_table/adoption.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/merge_commit.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),
@@ -240,6 +241,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/include/jammi/macros/materializations/mutable_table/*", MUTABLE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/apply_merge.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/merge_batch.sql", MERGE_LANES),
+    ("dbt/include/jammi/macros/materializations/mutable_table/adoption.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/apply_rewrite.sql", REWRITE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/changelog.sql", ("crash-lane",)),
     # The integration project: built on the embedded session (functional, bound to two

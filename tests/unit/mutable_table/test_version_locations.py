@@ -1,11 +1,6 @@
 """Version directories of rewrite-applied tables (mutable_table/version_locations.py)."""
 
-import pytest
-
-from dbt.adapters.jammi.mutable_table import (
-    run_errors,
-    version_locations,
-)
+from dbt.adapters.jammi.mutable_table import version_locations
 
 
 def test_version_directories():
@@ -13,8 +8,9 @@ def test_version_directories():
     assert version_locations.next_location("file:/w/t/v0000000009_abc/", "def") == (
         "file:/w/t/v0000000010_def"
     )
-    with pytest.raises(run_errors.MutableRunError, match="not a mutable_table version"):
-        version_locations.next_location("file:/w/t", "x")
+    # an adopted table's location (another materialization's files) is version 0: the
+    # first version goes under it
+    assert version_locations.next_location("file:/w/t/", "x") == "file:/w/t/v0000000001_x"
     children = [
         "file:/w/t/v0000000001_a",
         "file:/w/t/v0000000002_b",

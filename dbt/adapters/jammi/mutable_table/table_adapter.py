@@ -24,6 +24,7 @@ from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
+    adoption,
     exact_casts,
     redelivery,
     run_config,
@@ -111,6 +112,50 @@ class MutableTableAdapterMixin(StatementsMixin):
             return
         rows = self._run_sql(exact_casts.value_check_sql(checks, batch_source))
         error = exact_casts.value_check_error(model_name, checks, rows)
+        if error is not None:
+            raise error
+
+    @available
+    def mutable_adoption_plan(
+        self,
+        model_name: str,
+        relation: Any,
+        batch_definition: Mapping[str, Any],
+        described: Any,
+        stored_columns: Sequence[Any],
+        requested_file_format: Optional[str],
+        bound_tenant: Optional[str],
+    ) -> dict[str, Any]:
+        """Whether the existing table another materialization built can be adopted
+        (raises before anything is written if not), and what adoption adds
+        (adoption.py). ``stored_columns``: its columns, from ``described``."""
+        rows = result_rows(described)
+        stored = [[c.name, c.data_type] for c in stored_columns]
+        plan = adoption.plan_adoption(
+            model_name,
+            str(relation),
+            batch_definition,
+            stored,
+            adoption.describe_provider(rows),
+            adoption.describe_partitioned(rows),
+            requested_file_format,
+            bound_tenant,
+        )
+        return {
+            "file_format": plan.file_format,
+            "add_tenant_column": plan.add_tenant_column,
+            "key": plan.key,
+            "violations_sql": plan.violations_sql,
+        }
+
+    @available
+    def mutable_check_adopted_keys(
+        self, model_name: str, relation: Any, key: Sequence[str], violations: Any
+    ) -> None:
+        """Fail, naming sample keys, when the stored rows hold NULL or duplicate keys."""
+        error = adoption.key_violations_error(
+            model_name, str(relation), key, result_rows(violations)
+        )
         if error is not None:
             raise error
 

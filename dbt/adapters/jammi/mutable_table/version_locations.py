@@ -9,8 +9,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Optional
 
-from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
-
 _VERSION_DIR = re.compile(r"^v(\d{10})_[a-z0-9]+$")
 
 
@@ -29,15 +27,15 @@ def version_dir(base: str, version: int, run_id: str) -> str:
 
 
 def next_location(current_location: str, run_id: str) -> str:
-    """Where the next version of a table whose data lives at ``current_location`` goes."""
+    """Where the next version of a table whose data lives at ``current_location`` goes:
+    beside it, or, for a table adopted from another materialization (its location is
+    not a version directory: adoption.py), under it as the first version (Spark does not
+    read a subdirectory of an unpartitioned table's location, so its files stay as they
+    are until the commit points the table at the new version)."""
     current = current_location.rstrip("/")
     version = parse_version(current)
     if version is None:
-        raise MutableRunError(
-            f"the table's location {current_location!r} is not a mutable_table version "
-            "directory; was the table created by another materialization? Rebuild it with "
-            "--full-refresh (needs config full_refresh: true)"
-        )
+        return version_dir(current, 1, run_id)
     return version_dir(current.rsplit("/", 1)[0], version + 1, run_id)
 
 

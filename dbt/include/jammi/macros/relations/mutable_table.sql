@@ -164,10 +164,15 @@
      columns and (for the rewrite formats) the version directory it points at, all from
      one `describe table extended`. --#}
 {#-- `subject`: who names the table in an error (default: the model being run; an
-     operation passes its own). --#}
-{% macro fetch_mutable_table_state(relation, subject=none) -%}
+     operation passes its own). `adopt`: what a run does with a table another
+     materialization built: {'definition': the batch's, 'tenant': the bound tenant} to
+     adopt it (adoption.sql), {'rebuild': true} when the run rebuilds it; none refuses it. --#}
+{% macro fetch_mutable_table_state(relation, subject=none, adopt=none) -%}
   {%- set described = run_query('describe table extended ' ~ relation) -%}
   {%- set properties = adapter.mutable_describe_properties(described) -%}
+  {%- if properties.get('jammi.kind') != 'mutable_table' and adopt is not none -%}
+    {{ return(fetch_adopted_table_state(relation, described, adopt)) }}
+  {%- endif -%}
   {%- if properties.get('jammi.kind') != 'mutable_table' -%}
     {%- do exceptions.raise_compiler_error((subject or ("mutable_table '" ~ model.name ~ "'")) ~ ": " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: " ~ ("name a mutable_table" if subject else "drop it, or rename the model")) -%}
   {%- endif -%}

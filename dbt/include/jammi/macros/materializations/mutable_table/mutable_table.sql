@@ -32,7 +32,10 @@
        inlined wherever the run reads the batch (mutable_batch_source) --#}
   {%- set batch_columns = fetch_query_columns(compiled_code) -%}
   {%- set batch_definition = adapter.mutable_table_definition(model.name, batch_columns, adapter.mutable_definition_config(model)) -%}
-  {%- set state = fetch_mutable_table_state(existing_relation) if existing_relation is not none else none -%}
+  {#-- a table another materialization built is adopted, keeping its rows (adoption.sql) --#}
+  {%- set adopt = {'rebuild': true} if rebuild else {'definition': batch_definition, 'tenant': tenant} -%}
+  {%- set state = fetch_mutable_table_state(existing_relation, adopt=adopt) if existing_relation is not none else none -%}
+  {%- set adopting = state is not none and not rebuild and state.get('adoption') is not none -%}
   {%- if state is none or rebuild -%}
     {%- set definition = batch_definition -%}
     {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
@@ -68,7 +71,7 @@
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
        checks it here, in a query of its own --#}
-  {%- set nothing_written_first = not rebuild and not new_columns and not new_properties and (
+  {%- set nothing_written_first = not rebuild and not adopting and not new_columns and not new_properties and (
         not definition.get('changelog') if state is none
         else not changelog_preparation_writes(definition, state, changelog_topic)) -%}
   {%- set checks_in_merge = nothing_written_first and state is not none
@@ -88,6 +91,9 @@
   {%- if rebuild -%}
     {%- do drop_mutable_table(existing_relation, state) -%}
     {%- set state = none -%}
+  {%- endif -%}
+  {%- if adopting -%}
+    {%- do apply_mutable_adoption(target_relation, state) -%}
   {%- endif -%}
   {%- if new_columns -%}
     {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
@@ -154,7 +160,7 @@
     {%- if not ns.outcome.committed and not ns.outcome.get('rejected') -%}
       {%- if attempt > 0 -%}
         {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
-        {%- set ns.state = fetch_mutable_table_state(target_relation) -%}
+        {%- set ns.state = fetch_mutable_table_state(target_relation, adopt=ns.state.get('adoption')) -%}
       {%- endif -%}
       {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_source, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
     {%- endif -%}
@@ -319,7 +325,7 @@
   {%- if changed -%}
     {%- do run_query(get_insert_mutable_registry_row_sql(mutable_registry_relation(target_relation), target_relation, definition, file_format)) -%}
   {%- endif -%}
-  {%- if state.location -%}
+  {%- if state.location and adapter.mutable_version(committed_location or state.location) is not none -%}
     {#-- keep the newest versions_kept committed versions; remove older ones and what
          other runs provably abandoned (mutable_table/versions/kept_versions.py), over every connection method --#}
     {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.get('versions_kept'), committed_location is not none, adapter.mutable_run_id()) -%}
