@@ -331,10 +331,12 @@ def test_partial_updates_must_be_boolean():
 def test_on_schema_change_choice():
     definition = builder().primary_key(["item_id"]).on_schema_change("append_new_columns").build()
     assert definition.on_schema_change == "append_new_columns"
+    synced = builder().primary_key(["item_id"]).on_schema_change("sync_all_columns").build()
+    assert synced.on_schema_change == "sync_all_columns"
     rejects(
-        lambda: builder().primary_key(["item_id"]).on_schema_change("sync_all_columns").build(),
+        lambda: builder().primary_key(["item_id"]).on_schema_change("ignore").build(),
         "'on_schema_change'",
-        "'fail', 'append_new_columns'",
+        "'fail', 'append_new_columns', 'sync_all_columns'",
     )
 
 

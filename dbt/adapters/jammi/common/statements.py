@@ -14,6 +14,9 @@ from dbt.adapters.base.meta import AdapterMeta
 # Delta, 7 s without it. The statements that filter a change set are planned without it.
 CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
 
+# Where a connection's handle keeps its server's Spark version (``_spark_version``).
+SPARK_VERSION_ATTR = "_jammi_spark_version"
+
 
 class StatementsMixin(metaclass=AdapterMeta):
     """``_run_sql`` and ``_execute_trusted``, shared by the adapter's mixins."""
@@ -44,3 +47,13 @@ class StatementsMixin(metaclass=AdapterMeta):
     def _run_sql(self, sql: str) -> Sequence[Sequence[Any]]:
         """Rows of a statement the adapter generates itself (``_execute_trusted``)."""
         return [tuple(row) for row in self._execute_trusted(sql).rows]
+
+    def _spark_version(self) -> str:
+        """The server's Spark version (``select version()``, once per connection)."""
+        handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
+        version = getattr(handle, SPARK_VERSION_ATTR, None)
+        if version is None:
+            rows = self._run_sql("select version()")
+            version = str(rows[0][0]) if rows else ""
+            setattr(handle, SPARK_VERSION_ATTR, version)
+        return str(version)

@@ -99,6 +99,3 @@ def table_columns(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
             break
         columns.append([str(row[0]), str(row[1])])
     return columns
-
-
-SPARK_VERSION_ATTR = "_jammi_spark_version"

@@ -9,7 +9,6 @@ from dbt.adapters.base import available
 
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.engine.delta_replace import (
-    SPARK_VERSION_ATTR,
     column_list_sql,
     partition_columns,
     replace_as_select_unsupported,
@@ -27,13 +26,7 @@ class DeltaReplaceAdapterMixin(StatementsMixin):
     def delta_replace_as_select_unsupported(self) -> bool:
         """Whether this Spark cannot run a Delta replace-as-select (probed once per
         connection with ``select version()``)."""
-        handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
-        version = getattr(handle, SPARK_VERSION_ATTR, None)
-        if version is None:
-            rows = self._run_sql("select version()")
-            version = str(rows[0][0]) if rows else ""
-            setattr(handle, SPARK_VERSION_ATTR, version)
-        return replace_as_select_unsupported(version)
+        return replace_as_select_unsupported(self._spark_version())
 
     @available
     def delta_replace_mode(

@@ -44,7 +44,7 @@ FILE_FORMATS = ("auto", "delta", "parquet", "orc", "iceberg")
 # Named by users but refused: no lane here has run its MERGE path (docs/mutable_table.md).
 REFUSED_FILE_FORMATS = ("hudi",)
 HARD_DELETES = ("ignore", "delete")
-ON_SCHEMA_CHANGE = ("fail", "append_new_columns")
+ON_SCHEMA_CHANGE = ("fail", "append_new_columns", "sync_all_columns")
 
 # Definition keys recorded only when set (see MutableTableDefinition.to_dict): the row
 # rules' options, added after tables were first recorded.

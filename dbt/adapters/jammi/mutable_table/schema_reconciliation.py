@@ -15,6 +15,14 @@ from dbt.adapters.jammi.common.validation import TENANT_COLUMN
 from dbt.adapters.jammi.mutable_table.exact_casts import cast_rule, checked_casts_of
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_storage_column
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
+from dbt.adapters.jammi.mutable_table.schema_evolution import (
+    EVOLVING,
+    FormatEvolution,
+    SchemaEvolution,
+    dropped_columns,
+    evolved_types,
+    plan_evolution,
+)
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,8 @@ class SchemaReconciliation:
     # [name, stored type, batch type] of the columns whose values are checked before
     # anything is written (exact_casts.CHECKED)
     checked_casts: list[list[str]]
+    # what the run changes in place before it writes (schema_evolution.py)
+    evolution: SchemaEvolution
 
 
 # What a stored column takes from a model whose output type changed (the batch is cast
@@ -36,7 +46,9 @@ ALLOWED_TYPE_CHANGES = (
     "double, a decimal of lower or equal precision at the same scale into a decimal, a "
     "date into a timestamp (a value the stored type cannot hold exactly, such as a bigint "
     "beyond int's range, fails the run before anything is written); nested types must "
-    "stay the same"
+    "stay the same. With on_schema_change: append_new_columns or sync_all_columns, Delta "
+    "(delta.enableTypeWidening) and Iceberg widen a column's type in place and add "
+    "struct fields (docs/mutable_table.md, missing and new columns)"
 )
 
 
@@ -44,13 +56,15 @@ def reconcile_schema(
     model_name: str,
     batch_definition: Mapping[str, Any],
     stored_columns: Sequence[Sequence[str]],
+    evolution: FormatEvolution | None = None,
 ) -> SchemaReconciliation:
     """Compare the batch's definition with the stored table's user columns.
 
     ``stored_columns`` are (name, type) pairs of the table without ``tenant_id``. The
     returned definition keeps the stored column order (new columns appended) and the
     batch's options. Raises before anything is changed when the difference is not
-    allowed by ``on_schema_change`` / ``partial_updates``.
+    allowed by ``on_schema_change`` / ``partial_updates``. ``evolution``: what the
+    stored table can change in place (none: nothing).
     """
     subject = f"mutable_table '{model_name}'"
     stored = [(str(n), normalize_type(str(t))) for n, t in stored_columns if n != TENANT_COLUMN]
@@ -79,8 +93,13 @@ def reconcile_schema(
     if identity and identity[0] in stored_types:
         engine_columns.add(identity[0])
 
+    on_schema_change = batch_definition.get("on_schema_change", "fail")
+    changes = plan_evolution(on_schema_change, evolution, stored_types, batch_types)
+    evolving = {c[0] for c in changes.widened} | {f[0] for f in changes.added_fields}
     for name, stored_type in stored:
         batch_type = batch_types.get(name)
+        if name in evolving:
+            continue
         if batch_type is not None and cast_rule(stored_type, batch_type) is None:
             raise JammiValidationError(
                 subject,
@@ -104,7 +123,7 @@ def reconcile_schema(
     new_columns = [[n, t] for n, t in batch_columns if n not in stored_types]
     missing = [n for n, _ in stored if n not in batch_types and n not in engine_columns]
 
-    if new_columns and batch_definition.get("on_schema_change", "fail") != "append_new_columns":
+    if new_columns and on_schema_change not in EVOLVING:
         names = ", ".join(n for n, _ in new_columns)
         raise JammiValidationError(
             subject,
@@ -112,6 +131,22 @@ def reconcile_schema(
             "(on_schema_change: fail)",
             "set on_schema_change: append_new_columns, or remove the column(s)",
         )
+    if (
+        missing
+        and on_schema_change == "sync_all_columns"
+        and not batch_definition.get("partial_updates")
+    ):
+        refusal_fix = dropped_columns(missing, evolution)
+        if refusal_fix is not None:
+            raise JammiValidationError(
+                subject,
+                f"the model no longer outputs column(s) {', '.join(missing)} "
+                "(on_schema_change: sync_all_columns) and the table cannot drop them",
+                refusal_fix,
+            )
+        changes = SchemaEvolution(changes.widened, changes.added_fields, list(missing))
+        stored = [(n, t) for n, t in stored if n not in missing]
+        missing = []
     if missing and not batch_definition.get("partial_updates"):
         raise JammiValidationError(
             subject,
@@ -125,6 +160,7 @@ def reconcile_schema(
     # the definition of the table's first run: the recorded definition stays the same
     # from run to run (else every run would record it again)
     outputs_valid_from = history == "scd2" and batch_definition["valid_from"] in batch_types
+    stored_types = evolved_types(stored_types, changes, batch_types)
     columns = [
         [n, stored_types[n]]
         for n, _ in stored
@@ -148,5 +184,5 @@ def reconcile_schema(
         storage.append(identity)
     definition["storage_columns"] = storage
     return SchemaReconciliation(
-        definition, new_columns, missing, checked_casts_of(stored_types, batch_columns)
+        definition, new_columns, missing, checked_casts_of(stored_types, batch_columns), changes
     )

@@ -29,6 +29,7 @@ from dbt.adapters.jammi.mutable_table import (
     redelivery,
     run_config,
     run_errors,
+    schema_evolution,
     schema_reconciliation,
     table_properties,
     tblproperties_config,
@@ -65,11 +66,12 @@ class MutableTableAdapterMixin(StatementsMixin):
         stored_definition: Optional[Mapping[str, Any]] = None,
         stored_file_format: Optional[str] = None,
         requested_file_format: Optional[str] = None,
+        table_properties: Optional[Mapping[str, str]] = None,
     ) -> dict[str, Any]:
         """How the batch applies to the existing table; raises, before anything is
         written, if the definition changes what the stored rows were written under
         (primary key, history, file format) or the schema changes in a way the options
-        do not allow."""
+        and the format do not allow (schema_evolution.py)."""
         pairs = []
         for column in stored_columns:
             if isinstance(column, (list, tuple)):
@@ -84,12 +86,25 @@ class MutableTableAdapterMixin(StatementsMixin):
             stored_file_format,
             requested_file_format,
         )
-        result = schema_reconciliation.reconcile_schema(model_name, batch_definition, pairs)
+        evolution = None
+        if stored_file_format:
+            evolution = schema_evolution.format_evolution(
+                stored_file_format, table_properties or {}, batch_definition.get("tblproperties")
+            )
+            if evolution.type_widening:
+                # Delta widens beyond tinyint -> smallint -> int from 4.0 (Spark 4)
+                evolution = evolution.on_spark(self._spark_version())
+        result = schema_reconciliation.reconcile_schema(
+            model_name, batch_definition, pairs, evolution
+        )
         return {
             "definition": result.definition,
             "new_columns": result.new_columns,
             "missing_columns": result.missing_columns,
             "checked_casts": result.checked_casts,
+            "widened": result.evolution.widened,
+            "added_fields": result.evolution.added_fields,
+            "dropped": result.evolution.dropped,
         }
 
     @available

@@ -148,6 +148,27 @@
 {%- endmacro %}
 
 
+{#-- The statements that change the stored schema in place before a run writes
+     (mutable_table/schema_evolution.py): types widened, struct fields added, columns
+     dropped, in that order. --#}
+{% macro get_schema_evolution_sql(target_relation, reconciled) -%}
+  {%- set q = adapter.quote_column -%}
+  {%- set statements = [] -%}
+  {%- for c in reconciled.widened -%}
+    {%- do statements.append('alter table ' ~ target_relation ~ ' alter column ' ~ q(c[0]) ~ ' type ' ~ c[2]) -%}
+  {%- endfor -%}
+  {%- for f in reconciled.added_fields -%}
+    {%- do statements.append('alter table ' ~ target_relation ~ ' add columns (' ~ q(f[0]) ~ '.' ~ q(f[1]) ~ ' ' ~ f[2] ~ ')') -%}
+  {%- endfor -%}
+  {%- if reconciled.dropped -%}
+    {%- set names = [] -%}
+    {%- for c in reconciled.dropped -%}{%- do names.append(q(c)) -%}{%- endfor -%}
+    {%- do statements.append('alter table ' ~ target_relation ~ ' drop columns (' ~ names | join(', ') ~ ')') -%}
+  {%- endif -%}
+  {{ return(statements) }}
+{%- endmacro %}
+
+
 {#-- The (name, type) columns a query outputs, from Spark's analyzer: nothing is created. --#}
 {% macro fetch_query_columns(select_sql) -%}
   {{ return(adapter.mutable_query_columns(run_query('describe query ' ~ select_sql))) }}

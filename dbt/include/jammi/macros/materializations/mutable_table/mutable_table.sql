@@ -41,12 +41,15 @@
     {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
     {%- set new_columns = [] -%}
     {%- set checked_casts = [] -%}
+    {%- set evolution = [] -%}
   {%- else -%}
-    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, state.columns, state.definition, state.file_format, adapter.mutable_requested_file_format(model)) -%}
+    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, state.columns, state.definition, state.file_format, adapter.mutable_requested_file_format(model), state.table_properties) -%}
     {%- set definition = reconciled.definition -%}
     {%- set file_format = state.file_format -%}
     {%- set new_columns = reconciled.new_columns -%}
     {%- set checked_casts = reconciled.checked_casts -%}
+    {#-- types widened, struct fields added, columns dropped in place (schema_evolution.py) --#}
+    {%- set evolution = get_schema_evolution_sql(target_relation, reconciled) -%}
   {%- endif -%}
   {#-- the model's tblproperties the existing table does not hold yet (set below) --#}
   {%- set new_properties = adapter.mutable_changed_tblproperties(definition, state.table_properties) if state is not none and not rebuild else {} -%}
@@ -71,7 +74,7 @@
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
        checks it here, in a query of its own --#}
-  {%- set nothing_written_first = not rebuild and not adopting and not new_columns and not new_properties and (
+  {%- set nothing_written_first = not rebuild and not adopting and not new_columns and not evolution and not new_properties and (
         not definition.get('changelog') if state is none
         else not changelog_preparation_writes(definition, state, changelog_topic)) -%}
   {%- set checks_in_merge = nothing_written_first and state is not none
@@ -95,11 +98,14 @@
   {%- if adopting -%}
     {%- do apply_mutable_adoption(target_relation, state) -%}
   {%- endif -%}
-  {%- if new_columns -%}
-    {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
-  {%- endif -%}
   {%- if new_properties -%}
     {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}
+  {%- endif -%}
+  {%- for sql in evolution -%}
+    {%- do run_query(sql) -%}
+  {%- endfor -%}
+  {%- if new_columns -%}
+    {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
   {%- endif -%}
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against

@@ -1,0 +1,215 @@
+"""Schema evolution as far as the table's format allows (``on_schema_change``
+``append_new_columns`` / ``sync_all_columns``): which stored column types widen in place
+to the model's, which struct fields are added, which columns are dropped, and the refusal
+(with the fix) where the format or the metastore cannot record the change.
+docs/mutable_table.md, "Missing and new columns"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from dbt.adapters.jammi.common.types import decimal_parts, normalize_type
+
+EVOLVING = ("append_new_columns", "sync_all_columns")
+TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
+COLUMN_MAPPING_PROPERTY = "delta.columnMapping.mode"
+
+_INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
+_SPARK_MAJOR = re.compile(r"^\s*(\d+)\.")
+
+
+@dataclass(frozen=True)
+class FormatEvolution:
+    """What a stored table can change about its schema in place."""
+
+    file_format: str
+    # Delta: type widening is on for the table (its property, or the model's
+    # tblproperties set before the run writes)
+    type_widening: bool = False
+    # Delta 4.0 or later (Spark 4): widens beyond tinyint -> smallint -> int
+    delta_4: bool = False
+    # Delta with column mapping by name: columns can be dropped
+    column_mapping: bool = False
+
+    def widens(self, stored_type: str, batch_type: str) -> bool:
+        """Whether the stored column's type becomes ``batch_type`` in place, every
+        stored value kept exactly."""
+        stored, batch = normalize_type(stored_type), normalize_type(batch_type)
+        if stored == batch:
+            return False
+        if self.file_format == "iceberg":
+            return _iceberg_promotion(stored, batch)
+        if self.file_format == "delta" and self.type_widening:
+            if _integer_widening(stored, batch):
+                return self.delta_4 or batch != "bigint"
+            return self.delta_4 and (
+                (stored == "float" and batch == "double")
+                or (stored in _INTEGER_ORDER[:3] and batch == "double")
+                or _decimal_widening(stored, batch)
+            )
+        return False
+
+    def on_spark(self, spark_version: str) -> FormatEvolution:
+        """The same, on a server running ``spark_version`` (Delta 4.0 is Spark 4's)."""
+        major = _SPARK_MAJOR.match(spark_version or "")
+        return replace(self, delta_4=major is not None and int(major.group(1)) >= 4)
+
+    @property
+    def adds_struct_fields(self) -> bool:
+        return self.file_format in ("delta", "iceberg")
+
+    @property
+    def drops_columns(self) -> bool:
+        return self.file_format == "iceberg" or (
+            self.file_format == "delta" and self.column_mapping
+        )
+
+    def drop_refusal_fix(self) -> str:
+        if self.file_format == "delta":
+            return (
+                f"set tblproperties {{'{COLUMN_MAPPING_PROPERTY}': 'name'}} on the model "
+                "(Delta drops a column only under column mapping, which upgrades the "
+                "table's protocol), keep the column (partial_updates: true keeps its "
+                "stored values), or rebuild the table with --full-refresh (needs config "
+                "full_refresh: true)"
+            )
+        return (
+            f"a {self.file_format} table's columns are kept by the metastore, which cannot "
+            "drop one: keep the column (partial_updates: true keeps its stored values), or "
+            "rebuild the table with --full-refresh (needs config full_refresh: true)"
+        )
+
+
+@dataclass(frozen=True)
+class SchemaEvolution:
+    """The in-place changes a run makes before it writes."""
+
+    # [name, stored type, new type]
+    widened: list[list[str]] = field(default_factory=list)
+    # [struct column, field, field type], in the model's field order
+    added_fields: list[list[str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.widened or self.added_fields or self.dropped)
+
+
+def format_evolution(
+    file_format: str,
+    table_properties: Mapping[str, str],
+    model_tblproperties: Optional[Mapping[str, str]],
+) -> FormatEvolution:
+    """What the table can change, from its properties and the model's tblproperties
+    (set before the run writes)."""
+    properties = {**table_properties, **(model_tblproperties or {})}
+    file_format = str(file_format).lower()
+    return FormatEvolution(
+        file_format=file_format,
+        type_widening=file_format == "delta"
+        and str(properties.get(TYPE_WIDENING_PROPERTY, "")).lower() == "true",
+        column_mapping=str(properties.get(COLUMN_MAPPING_PROPERTY, "")).lower() == "name",
+    )
+
+
+def struct_fields(spark_type: str) -> Optional[list[tuple[str, str]]]:
+    """The (name, type) fields of a ``struct<...>`` type string, None for other types."""
+    t = normalize_type(spark_type)
+    if not (t.startswith("struct<") and t.endswith(">")):
+        return None
+    body, fields, depth, start = t[len("struct<") : -1], [], 0, 0
+    for i, ch in enumerate(body + ","):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            name, _, field_type = body[start:i].partition(":")
+            fields.append((name.strip("`"), field_type))
+            start = i + 1
+    return fields if body else []
+
+
+def added_struct_fields(stored_type: str, batch_type: str) -> Optional[list[tuple[str, str]]]:
+    """The fields ``batch_type`` appends to the stored struct (every stored field kept,
+    in order, with its type), or None when the change is anything else."""
+    stored, batch = struct_fields(stored_type), struct_fields(batch_type)
+    if stored is None or batch is None or len(batch) <= len(stored):
+        return None
+    if batch[: len(stored)] != stored:
+        return None
+    return batch[len(stored) :]
+
+
+def plan_evolution(
+    on_schema_change: str,
+    evolution: Optional[FormatEvolution],
+    stored_types: Mapping[str, str],
+    batch_types: Mapping[str, str],
+) -> SchemaEvolution:
+    """The widened columns and added struct fields of the batch's columns (dropped
+    columns: ``dropped_columns``); nothing unless ``on_schema_change`` evolves."""
+    if evolution is None or on_schema_change not in EVOLVING:
+        return SchemaEvolution()
+    widened, added = [], []
+    for name, stored_type in stored_types.items():
+        batch_type = batch_types.get(name)
+        if batch_type is None or normalize_type(batch_type) == stored_type:
+            continue
+        if evolution.widens(stored_type, batch_type):
+            widened.append([name, stored_type, normalize_type(batch_type)])
+        elif evolution.adds_struct_fields:
+            fields = added_struct_fields(stored_type, batch_type)
+            added += [[name, f, t] for f, t in fields or []]
+    return SchemaEvolution(widened=widened, added_fields=added)
+
+
+def _integer_widening(stored: str, batch: str) -> bool:
+    return (
+        stored in _INTEGER_ORDER
+        and batch in _INTEGER_ORDER
+        and _INTEGER_ORDER.index(batch) > _INTEGER_ORDER.index(stored)
+    )
+
+
+def _decimal_widening(stored: str, batch: str) -> bool:
+    old, new = decimal_parts(stored), decimal_parts(batch)
+    return bool(old and new) and new[1] == old[1] and new[0] > old[0]  # type: ignore[index]
+
+
+def _iceberg_promotion(stored: str, batch: str) -> bool:
+    """Iceberg's type promotions: int to long, float to double, a decimal's precision
+    (Spark's tinyint and smallint are stored as Iceberg ints)."""
+    return (
+        (stored in ("tinyint", "smallint", "int") and batch == "bigint")
+        or (stored == "float" and batch == "double")
+        or _decimal_widening(stored, batch)
+    )
+
+
+def evolved_types(
+    stored_types: Mapping[str, str], evolution: SchemaEvolution, batch_types: Mapping[str, str]
+) -> dict[str, str]:
+    """The stored column types after the evolution."""
+    types = dict(stored_types)
+    for name, _, new_type in evolution.widened:
+        types[name] = new_type
+    for name in {f[0] for f in evolution.added_fields}:
+        types[name] = normalize_type(batch_types[name])
+    for name in evolution.dropped:
+        types.pop(name, None)
+    return types
+
+
+def dropped_columns(
+    subject_refusal: Sequence[str], evolution: Optional[FormatEvolution]
+) -> Optional[str]:
+    """The fix that refuses dropping ``subject_refusal`` columns, or None when the
+    format drops them."""
+    if not subject_refusal:
+        return None
+    if evolution is not None and evolution.drops_columns:
+        return None
+    return (evolution or FormatEvolution("parquet")).drop_refusal_fix()
