@@ -281,12 +281,14 @@ spark4-check:
 	  spark4-delta-types spark4-connect-check
 
 # Spark 4's own types on Delta 4 (PySpark 4.0 with Delta 4.0.1, `make jars`): a variant
-# value column under Delta's variantType feature, and exact casts with ANSI on.
+# value column under Delta's variantType feature, exact casts with ANSI on, and Delta 4's
+# type widening (int to bigint and beyond).
 spark4-delta-types: $(SPARK4_DELTA_VENV)/.installed jars
 	@$(S4D)/python scripts/check_java.py
 	JAMMI_TEST_ANSI=true $(S4D)/python scripts/delta_lane.py \
 	  tests/functional/mutable_table/test_spark4_types.py \
-	  tests/functional/mutable_table/test_exact_casts.py
+	  tests/functional/mutable_table/test_exact_casts.py \
+	  tests/functional/mutable_table/test_schema_evolution.py
 
 spark4-venv: $(SPARK4_VENV)/.installed
 

@@ -212,6 +212,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/exact_casts.py", ("spark4-check",)),
     ("dbt/adapters/jammi/mutable_table/redelivery.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/adoption.py", MERGE_LANES),
+    ("dbt/adapters/jammi/mutable_table/schema_evolution.py", (*MERGE_LANES, "spark4-check")),
     ("dbt/adapters/jammi/mutable_table/commit/merge_commit.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),

@@ -14,19 +14,31 @@ CONFIG = """
           tblproperties=var('props', {})) }}
 """
 # stage 1, then stage 2 (the source moved)
-WIDENED = CONFIG + """
+WIDENED = (
+    CONFIG
+    + """
 select 1 as id, {{ 'cast(3000000000 as bigint)' if var('stage') == 2 else 'cast(7 as int)' }} as qty
 """
-STRUCT_FIELD = CONFIG + """
+)
+STRUCT_FIELD = (
+    CONFIG
+    + """
 select 1 as id,
   {{ "named_struct('a', 2, 'b', 'new')" if var('stage') == 2 else "named_struct('a', 1)" }} as info
 """
-ADDED = CONFIG + """
+)
+ADDED = (
+    CONFIG
+    + """
 select 1 as id, 10 as qty{{ ", 'new' as note" if var('stage') == 2 else '' }}
 """
-DROPPED = CONFIG + """
+)
+DROPPED = (
+    CONFIG
+    + """
 select 1 as id, 10 as qty{{ ", 'old' as note" if var('stage') == 1 else '' }}
 """
+)
 DELTA_PROPS = {"delta.enableTypeWidening": "true", "delta.columnMapping.mode": "name"}
 DELTA_4 = int(pyspark.__version__.split(".")[0]) >= 4
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import decimal_parts, normalize_type
 
 EVOLVING = ("append_new_columns", "sync_all_columns")
@@ -213,3 +214,23 @@ def dropped_columns(
     if evolution is not None and evolution.drops_columns:
         return None
     return (evolution or FormatEvolution("parquet")).drop_refusal_fix()
+
+
+# What a Hive metastore answers when Iceberg syncs a struct that gained a field to it.
+_HIVE_INCOMPATIBLE = "types incompatible with the existing columns"
+HIVE_SETTING = "hive.metastore.disallow.incompatible.col.type.changes"
+
+
+def metastore_refusal(model_name: str, error_text: str) -> Optional[JammiValidationError]:
+    """The clear error for a schema change the table's Hive metastore refused (nothing
+    of it was committed), or None for any other error."""
+    if _HIVE_INCOMPATIBLE not in error_text:
+        return None
+    return JammiValidationError(
+        f"mutable_table '{model_name}'",
+        "the Hive metastore behind the table refused its schema change (a struct column "
+        "that gains a field); the table's schema and rows are as they were",
+        f"set {HIVE_SETTING}=false on the metastore (an embedded session: "
+        f"server_side_parameters spark.hadoop.{HIVE_SETTING}: 'false'), or output the "
+        "struct as it was stored",
+    )

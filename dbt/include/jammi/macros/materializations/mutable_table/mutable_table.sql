@@ -101,9 +101,7 @@
   {%- if new_properties -%}
     {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}
   {%- endif -%}
-  {%- for sql in evolution -%}
-    {%- do run_query(sql) -%}
-  {%- endfor -%}
+  {%- do adapter.mutable_evolve_schema(model.name, evolution) -%}
   {%- if new_columns -%}
     {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
   {%- endif -%}

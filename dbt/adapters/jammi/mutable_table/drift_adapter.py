@@ -1,0 +1,175 @@
+"""The mutable_table methods about a batch that drifts from the stored table
+(``adapter.mutable_*``): its schema against the stored one and what evolves in place
+(schema_reconciliation, schema_evolution), values a narrower column must hold exactly
+(exact_casts), rows delivered more than once (redelivery), and a table another
+materialization built (adoption). Mixed into JammiAdapter through
+``MutableTableAdapterMixin`` (table_adapter.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+
+from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.engine.describe import result_rows
+from dbt.adapters.jammi.mutable_table import (
+    adoption,
+    exact_casts,
+    redelivery,
+    schema_evolution,
+    schema_reconciliation,
+)
+from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+
+
+class MutableDriftAdapterMixin(StatementsMixin):
+    """``adapter.mutable_*`` methods for a drifting batch."""
+
+    # --- definition after a schema change -------------------------------------
+
+    @available
+    def mutable_reconcile_schema(
+        self,
+        model_name: str,
+        batch_definition: Mapping[str, Any],
+        stored_columns: Sequence[Any],
+        stored_definition: Optional[Mapping[str, Any]] = None,
+        stored_file_format: Optional[str] = None,
+        requested_file_format: Optional[str] = None,
+        table_properties: Optional[Mapping[str, str]] = None,
+    ) -> dict[str, Any]:
+        """How the batch applies to the existing table; raises, before anything is
+        written, if the definition changes what the stored rows were written under
+        (primary key, history, file format) or the schema changes in a way the options
+        and the format do not allow (schema_evolution.py)."""
+        pairs = []
+        for column in stored_columns:
+            if isinstance(column, (list, tuple)):
+                pairs.append([str(column[0]), str(column[1])])
+            else:
+                pairs.append([column.name, column.data_type])
+        check_definition_change(
+            model_name,
+            stored_definition,
+            batch_definition,
+            [name for name, _ in pairs],
+            stored_file_format,
+            requested_file_format,
+        )
+        evolution = None
+        if stored_file_format:
+            evolution = schema_evolution.format_evolution(
+                stored_file_format, table_properties or {}, batch_definition.get("tblproperties")
+            )
+            if evolution.type_widening:
+                # Delta widens beyond tinyint -> smallint -> int from 4.0 (Spark 4)
+                evolution = evolution.on_spark(self._spark_version())
+        result = schema_reconciliation.reconcile_schema(
+            model_name, batch_definition, pairs, evolution
+        )
+        return {
+            "definition": result.definition,
+            "new_columns": result.new_columns,
+            "missing_columns": result.missing_columns,
+            "checked_casts": result.checked_casts,
+            "widened": result.evolution.widened,
+            "added_fields": result.evolution.added_fields,
+            "dropped": result.evolution.dropped,
+        }
+
+    @available
+    def mutable_evolve_schema(self, model_name: str, statements: Sequence[str]) -> None:
+        """Run the in-place schema changes (get_schema_evolution_sql), in order; a change
+        the table's metastore refuses fails the run with the fix
+        (schema_evolution.metastore_refusal)."""
+        for sql in statements:
+            try:
+                self._execute_trusted(sql)
+            except Exception as error:
+                refusal = schema_evolution.metastore_refusal(model_name, str(error))
+                if refusal is None:
+                    raise
+                raise refusal from None
+
+    @available
+    def mutable_check_exact_values(
+        self,
+        model_name: str,
+        definition: Mapping[str, Any],
+        checked_casts: Sequence[Sequence[str]],
+        file_format: str,
+        batch_source: str,
+    ) -> None:
+        """Fail the run, before anything is written, when the batch holds a value that a
+        checked column's stored type cannot hold exactly, or that the table's file format
+        would not read back as written (exact_casts.py): one query over the batch,
+        stopped at the first offending rows; none when nothing needs a check."""
+        batch = set(definition.get("batch_columns") or [])
+        columns = [c for c in definition["columns"] if c[0] in batch]
+        checks = exact_casts.value_checks(checked_casts, file_format, columns)
+        if not checks:
+            return
+        rows = self._run_sql(exact_casts.value_check_sql(checks, batch_source))
+        error = exact_casts.value_check_error(model_name, checks, rows)
+        if error is not None:
+            raise error
+
+    @available
+    def mutable_adoption_plan(
+        self,
+        model_name: str,
+        relation: Any,
+        batch_definition: Mapping[str, Any],
+        described: Any,
+        stored_columns: Sequence[Any],
+        requested_file_format: Optional[str],
+        bound_tenant: Optional[str],
+    ) -> dict[str, Any]:
+        """Whether the existing table another materialization built can be adopted
+        (raises before anything is written if not), and what adoption adds
+        (adoption.py). ``stored_columns``: its columns, from ``described``."""
+        rows = result_rows(described)
+        stored = [[c.name, c.data_type] for c in stored_columns]
+        plan = adoption.plan_adoption(
+            model_name,
+            str(relation),
+            batch_definition,
+            stored,
+            adoption.describe_provider(rows),
+            adoption.describe_partitioned(rows),
+            requested_file_format,
+            bound_tenant,
+        )
+        return {
+            "file_format": plan.file_format,
+            "add_tenant_column": plan.add_tenant_column,
+            "key": plan.key,
+            "violations_sql": plan.violations_sql,
+        }
+
+    @available
+    def mutable_check_adopted_keys(
+        self, model_name: str, relation: Any, key: Sequence[str], violations: Any
+    ) -> None:
+        """Fail, naming sample keys, when the stored rows hold NULL or duplicate keys."""
+        error = adoption.key_violations_error(
+            model_name, str(relation), key, result_rows(violations)
+        )
+        if error is not None:
+            raise error
+
+    @available
+    def mutable_redelivery_plan(
+        self, definition: Mapping[str, Any], batch_source: str, batch_columns: Sequence[Any]
+    ) -> dict[str, Any]:
+        """How the run treats rows that are identical in every output column (at-least-once
+        delivery, redelivery.py): the collapsed batch, and whether the run collapses it
+        from the start (``always``) or only when the key check finds duplicates."""
+        columns = [[str(c[0]), str(c[1])] for c in batch_columns]
+        return {
+            "collapsed_source": redelivery.collapsed_batch_sql(batch_source, columns),
+            "always": redelivery.collapses_always(definition),
+            "on_rejection": list(redelivery.DUPLICATE_KINDS),
+        }
