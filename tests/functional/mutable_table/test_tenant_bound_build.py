@@ -41,13 +41,19 @@ class TestTenantBoundBuild(MutableProjectBase):
     def fmt(self, request):
         return request.param
 
+    # legacy_suppliers adopts a table made by the project's on-run-start hook, which
+    # only an unbound run may adopt (docs/mutable_table.md#existing-relations): left out
     @pytest.fixture(scope="class")
     def models(self):
-        return files_of(PROJECT / "models")
+        tree = files_of(PROJECT / "models")
+        del tree["mutable"]["legacy_suppliers.sql"]
+        return tree
 
     @pytest.fixture(scope="class")
     def tests(self):
-        return files_of(PROJECT / "tests")
+        tree = files_of(PROJECT / "tests")
+        del tree["legacy_suppliers_kept_their_rows.sql"]
+        return tree
 
     @pytest.fixture(scope="class")
     def macros(self):

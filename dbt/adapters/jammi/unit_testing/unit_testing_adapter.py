@@ -9,6 +9,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.base.meta import AdapterMeta
 
+from dbt.adapters.jammi.unit_testing.fixture_values import fixture_value_error
 from dbt.adapters.jammi.unit_testing.fixtures import (
     READS,
     RELATION,
@@ -86,6 +87,19 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
             )
             for index, (name, dtype) in enumerate(pairs)
         ]
+
+    @available
+    def unit_test_check_fixture_values(self, relation: Any, rows: Any, columns: Any) -> None:
+        """Refuse a fixture value given for ``relation`` that its column's type cannot
+        hold exactly (fixture_values.py); ``columns``: the relation's columns."""
+        if not isinstance(rows, (list, tuple)):
+            return
+        types = {str(c.name).lower(): str(c.data_type) for c in columns or []}
+        error = fixture_value_error(
+            f"unit test fixture for {relation}", [r for r in rows if isinstance(r, dict)], types
+        )
+        if error is not None:
+            raise error
 
     def unit_test_forget_fixtures(self) -> None:
         """Drop what the node now running recorded (its fixtures are typed by now)."""
