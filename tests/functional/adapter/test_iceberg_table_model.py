@@ -2,7 +2,7 @@
 `file_format: iceberg` a re-run replaces the rows (jammi__create_table_as: create on the
 first run, Iceberg's atomic replace-as-select after), while a parquet `table` model
 cannot be re-created there -- Iceberg's SparkSessionCatalog drops a non-Iceberg table's
-metastore entry but keeps its files (the trap README, "Table formats", names)."""
+metastore entry but keeps its files (the trap docs/formats.md, "Iceberg", names)."""
 
 import pytest
 from dbt.tests.util import run_dbt

@@ -234,7 +234,7 @@ class TestTenantReadGuard(MutableProjectBase):
         if fmt == "iceberg":
             pytest.skip(
                 "re-creates a parquet audit table: Iceberg's SparkSessionCatalog drops a "
-                "non-Iceberg table's metastore entry but keeps its files (README)"
+                "non-Iceberg table's metastore entry but keeps its files (docs/formats.md)"
             )
         results = run_dbt(
             ["test", "--select", "leak_test", "--store-failures", "--vars", json.dumps(ACME)]

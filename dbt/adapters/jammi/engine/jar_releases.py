@@ -8,7 +8,7 @@ into the local Maven repository, where Spark's ``spark.jars.packages`` resolver 
 them first (its ``local-m2-cache``), and copies the jars into ``.jars/<jars_dir>`` for
 ``spark.jars`` and spark-submit's ``--jars``. The tests, the lanes, the Thrift server
 script and the file_format error pick releases here; users copy the coordinates from
-README's version table.
+docs/compatibility.md's version table.
 
 Why these versions (checked against Maven Central, 2026-11-24):
 - Spark 3.5: Delta 3.3.3, the newest 3.x (built on Spark 3.5.6); Delta 4.x needs Spark 4.

@@ -95,6 +95,6 @@ def expiry_error(model_name: str, exc: Exception) -> Exception:
         f"mutable_table '{model_name}': expire_snapshots: true, but the session cannot "
         f"call Iceberg's procedures ({message.splitlines()[0][:200]}). The run's batch is "
         "committed; no snapshot was expired.\n"
-        f"  Fix: add spark.sql.extensions: {EXTENSIONS} to the session (README, Table "
-        "formats), or remove expire_snapshots"
+        f"  Fix: add spark.sql.extensions: {EXTENSIONS} to the session (docs/formats.md, "
+        "Iceberg), or remove expire_snapshots"
     )

@@ -1,6 +1,6 @@
 {#-- changelog: true -- every committed version of the table is one publish of the topic
      `<model's topic-style name>.changes` (mutable_table/rules/changelog.py says why it is exactly once;
-     docs/changelog.md). The phases call:
+     docs/changelog_topics.md). The phases call:
        check_changelog_definition   before the batch view (read-only: what refuses a run)
        apply_changelog_preparation  before the plan (registration, first version)
        apply_changelog_repair       before every plan (what a crash left unpublished)
