@@ -180,7 +180,7 @@ class JammiAdapter(
         validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
         definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
         data = definition.to_dict()
-        # run options, not part of the recorded definition (table_properties.RUN_ONLY_KEYS)
+        # run options, not part of the recorded definition (table_properties.RECORDED_KEYS)
         subject = f"mutable_table '{model_name}'"
         data["versions_kept"] = validate_versions_kept(config.get("versions_kept"), subject)
         data["expire_snapshots"] = validate_expire_snapshots(

@@ -137,3 +137,40 @@ def test_a_plain_json_definition_in_the_describe_row_sends_the_run_to_the_regist
     assert properties["jammi.definition"] != plain
     assert table_properties.stored_definition(properties) is None
     assert table_properties.describe_properties([("id", "bigint")]) == {}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"primary_key": ["id"]},
+        {
+            "primary_key": ["id"],
+            "version_column": ["v", "seq"],
+            "delete_when": "deleted",
+            "tombstone_retention": "30d",
+            "identity_column": "row_no",
+            "changelog": True,
+            "indexes": [{"name": "by_name", "columns": ["name"], "unique": True}],
+            "type_set": "jammi",
+        },
+        {"primary_key": ["id"], "history": "scd2", "valid_from": "v", "track_columns": ["name"]},
+        {
+            "primary_key": ["id"],
+            "ttl_ms": 60_000,
+            "merge_functions": {"n": "sum"},
+            "version_column": "v",
+        },
+    ],
+)
+def test_the_recorded_definition_is_the_definitions_own_keys(config):
+    schema = {"id": "bigint", "name": "string", "v": "bigint", "seq": "int", "n": "bigint"}
+    schema["deleted"] = "boolean"
+    own = MutableTableDefinition.from_config("t", schema, config).to_dict()
+    # every key the definition has is recorded...
+    assert table_properties.recorded_definition(own) == own
+    # ...and nothing a run adds to it, whatever its name
+    run = {**own, "batch_columns": ["id"], "now_ms": 1, "a_key_added_next_year": {"x": 1}}
+    assert table_properties.recorded_definition(run) == own
+    assert _Adapter().mutable_definition_json(run) == json.dumps(
+        own, sort_keys=True, separators=(",", ":")
+    )

@@ -11,19 +11,3 @@ def test_version_directories():
     # an adopted table's location (another materialization's files) is version 0: the
     # first version goes under it
     assert version_locations.next_location("file:/w/t/", "x") == "file:/w/t/v0000000001_x"
-    children = [
-        "file:/w/t/v0000000001_a",
-        "file:/w/t/v0000000002_b",
-        "file:/w/t/v0000000003_c",
-        "file:/w/t/v0000000003_d",
-        "file:/w/t/_other",
-    ]
-    current = "file:/w/t/v0000000002_b"
-    assert version_locations.stale_version_dirs(children, current, keep_newer=True) == [
-        "file:/w/t/v0000000001_a"
-    ]
-    assert version_locations.stale_version_dirs(children, current, keep_newer=False) == [
-        "file:/w/t/v0000000001_a",
-        "file:/w/t/v0000000003_c",
-        "file:/w/t/v0000000003_d",
-    ]

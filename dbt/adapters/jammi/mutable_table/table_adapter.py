@@ -56,9 +56,9 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
 
     @available
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
-        """The definition as recorded on the table and in the registry (without the
-        per-run ``batch_columns``)."""
-        recorded = {k: v for k, v in definition.items() if k not in table_properties.RUN_ONLY_KEYS}
+        """The definition as recorded on the table and in the registry (without what
+        the run added to it, table_properties.RECORDED_KEYS)."""
+        recorded = table_properties.recorded_definition(definition)
         return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
 
     @available
@@ -168,27 +168,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         return bool(getattr(self.config.credentials, "is_session", False))
 
     @available
-    def mutable_remove_stale_versions(
-        self, current_location: str, keep_newer: bool = True
-    ) -> list[str]:
-        """Remove version directories no commit points at; returns what was removed."""
-        base = current_location.rstrip("/").rsplit("/", 1)[0]
-        if not self._has_local_filesystem():
-            logger.info(
-                f"mutable_table: skipping cleanup of {base} (no file system access over "
-                "this connection method; remove old version directories with your "
-                "storage tooling)"
-            )
-            return []
-        stale = version_locations.stale_version_dirs(
-            storage.list_children(base), current_location, keep_newer
-        )
-        for path in stale:
-            storage.remove(path)
-            logger.debug(f"mutable_table: removed stale version directory {path}")
-        return stale
-
-    @available
     def mutable_remove_path(self, path: str) -> bool:
         if not self._has_local_filesystem():
             return False
@@ -198,12 +177,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     def mutable_remove_empty_dir(self, path: str) -> bool:
         """Remove a directory that holds nothing (what a failed CTAS leaves)."""
         return self._has_local_filesystem() and storage.remove_if_empty(path)
-
-    @available
-    def mutable_list_versions(self, base: str) -> list[str]:
-        if not self._has_local_filesystem():
-            return []
-        return sorted(storage.list_children(base))
 
     # --- errors --------------------------------------------------------------------
 

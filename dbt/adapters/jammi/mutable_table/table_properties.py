@@ -1,13 +1,16 @@
 """What a mutable table records about itself: its ``jammi.*`` table properties (the
-definition, hex-encoded, its version and kind), the keys a run adds to a definition
-without recording them, and the readers of ``DESCRIBE ... EXTENDED`` rows."""
+definition, hex-encoded, its version and kind), which keys of a run's definition it
+records, and the readers of ``DESCRIBE ... EXTENDED`` rows."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any, Optional
+
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
 # Table properties written on every storage table. Neither the keys nor the values may
 # match spark.redaction.regex (default "(?i)secret|password|token|access[.]?key"): Spark
@@ -19,21 +22,22 @@ DEFINITION_ENCODING = "hex:"
 PROP_VERSION = "jammi.version"
 PROP_KIND = "jammi.kind"
 
-# Keys the materialization adds to a definition for one run only (not recorded).
-RUN_ONLY_KEYS = (
-    "batch_columns",
-    "now_ms",
-    "ttl_expired_in_plan",
-    "changelog_topic",
-    "checks_in_plan",
-    "versions_kept",
-    "expire_snapshots",
-    "tblproperties",
-    "tombstones_from",
-    "tombstone_now_ms",
-    "identity_from",
-    "identity_guard",
-)
+# What a table records of its definition (the ``jammi.definition`` property and the
+# registry row): the definition's own fields and the keys it derives from them
+# (``MutableTableDefinition.to_dict``). Whatever a run adds to its definition dict (the
+# batch's columns, the plan's clock, the changelog's topic, ...) is not one of them and
+# is never recorded, so a new per-run key cannot make the next run see a changed
+# definition.
+RECORDED_KEYS = frozenset(field.name for field in fields(MutableTableDefinition)) | {
+    "storage_key",
+    "value_columns",
+    "storage_columns",
+}
+
+
+def recorded_definition(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a run's definition dict the table records."""
+    return {key: value for key, value in definition.items() if key in RECORDED_KEYS}
 
 
 def describe_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
 from typing import Optional
 
 _VERSION_DIR = re.compile(r"^v(\d{10})_[a-z0-9]+$")
@@ -37,27 +36,3 @@ def next_location(current_location: str, run_id: str) -> str:
     if version is None:
         return version_dir(current, 1, run_id)
     return version_dir(current.rsplit("/", 1)[0], version + 1, run_id)
-
-
-def stale_version_dirs(
-    children: Sequence[str], current_location: str, keep_newer: bool
-) -> list[str]:
-    """Version directories under the table's base that no commit points at.
-
-    With ``keep_newer`` directories newer than the current version are kept: they may
-    belong to a run in progress (only a run that has just committed removes them, since
-    such a run makes every other in-flight run fail its commit check)."""
-    current = current_location.rstrip("/")
-    current_version = parse_version(current) or 0
-    stale = []
-    for child in children:
-        path = child.rstrip("/")
-        if path == current or path.rsplit("/", 1)[-1] == current.rsplit("/", 1)[-1]:
-            continue
-        version = parse_version(path)
-        if version is None:
-            continue
-        if keep_newer and version > current_version:
-            continue
-        stale.append(path)
-    return sorted(stale)

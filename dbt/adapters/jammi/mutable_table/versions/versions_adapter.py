@@ -26,7 +26,6 @@ from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
-from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
 from dbt.adapters.jammi.mutable_table.rules import identity
 from dbt.adapters.jammi.mutable_table.versions import (
@@ -173,10 +172,6 @@ class VersionsAdapterMixin(StatementsMixin):
         """Remove directories on every connection method (this run's own, or a whole
         table's base after a permitted rebuild)."""
         self._remove_paths(target_relation, [p for p in paths if p], run_id)
-
-    @available
-    def mutable_version_of(self, location: Optional[str]) -> Optional[int]:
-        return version_locations.parse_version(location) if location else None
 
     # --- reads of the past and rollback (versions/version_reads.py) ---------------------
 

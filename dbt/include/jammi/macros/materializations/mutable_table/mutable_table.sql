@@ -263,7 +263,7 @@
   {%- elif file_format == 'iceberg' -%}
     {{ return(adapter.mutable_iceberg_current_snapshot(target_relation)) }}
   {%- endif -%}
-  {{ return(adapter.mutable_version_of(location) if location and not adapter.uses_merge(file_format) else none) }}
+  {{ return(adapter.mutable_version(location) if location and not adapter.uses_merge(file_format) else none) }}
 {%- endmacro %}
 
 
