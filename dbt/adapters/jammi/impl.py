@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 from typing import Any, Optional
 
 from dbt.adapters.base import BaseRelation, available
@@ -18,6 +18,7 @@ from dbt.adapters.spark.impl import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.jammi.common.config_keys import adapter_config_fields
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.validation import (
@@ -53,30 +54,9 @@ from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapter
 logger = AdapterLogger("Jammi")
 
 
-@dataclass
-class JammiConfig(SparkConfig):
-    primary_key: Optional[Any] = None
-    indexes: Optional[list[dict[str, Any]]] = None
-    version_column: Optional[str] = None
-    partial_updates: Optional[bool] = None
-    delete_when: Optional[str] = None
-    hard_deletes: Optional[str] = None
-    history: Optional[str] = None
-    valid_from: Optional[str] = None
-    valid_to: Optional[str] = None
-    track_columns: Optional[list[str]] = None
-    ordering_column: Optional[str] = None
-    tenant_from: Optional[str] = None
-    topic_name: Optional[str] = None
-    retention_offsets: Optional[int] = None
-    retention_ms: Optional[int] = None
-    merge_functions: Optional[dict[str, str]] = None
-    ttl_ms: Optional[int] = None
-    ttl_column: Optional[str] = None
-    changelog: Optional[bool] = None
-    versions_kept: Optional[int] = None
-    expire_snapshots: Optional[bool] = None
-    tblproperties: Optional[dict[str, Any]] = None
+# dbt's typed view of the model configs dbt-jammi adds to dbt-spark's: generated from
+# the one table of config keys (common/config_keys.py).
+JammiConfig = make_dataclass("JammiConfig", adapter_config_fields(), bases=(SparkConfig,))
 
 
 def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, Optional, Union
 
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns, single_column
+from dbt.adapters.jammi.common.config_keys import MUTABLE_TABLE, config_keys
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.types import TYPE_SET_SPARK
@@ -172,24 +173,17 @@ class MutableTableDefinition:
         builder = MutableTableDefinitionBuilder(
             MutableTableId(table_id or model_name), schema, model_name=model_name
         )
+        # the definition's keys, from the one table of config keys (common/config_keys.py);
+        # a row rule's options go through builder.option (rules/registry.py), indexes below
         known: dict[str, Callable[[Any], Any]] = {
-            "primary_key": builder.primary_key,
-            "version_column": builder.version_column,
-            "partial_updates": builder.partial_updates,
-            "delete_when": builder.delete_when,
-            "hard_deletes": builder.hard_deletes,
-            "history": builder.history,
-            "valid_from": builder.valid_from,
-            "valid_to": builder.valid_to,
-            "track_columns": builder.track_columns,
-            "ordering_column": builder.ordering_column,
-            "tenant_from": builder.tenant_from,
-            "on_schema_change": builder.on_schema_change,
-            "file_format": builder.file_format,
-            "type_set": builder.type_set,
+            option: (
+                partial(builder.option, option)
+                if option in RULE_OPTIONS
+                else getattr(builder, option)
+            )
+            for option in config_keys(MUTABLE_TABLE, "definition")
+            if option != "indexes"
         }
-        for option in RULE_OPTIONS:  # a row rule's options (rules/registry.py)
-            known[option] = partial(builder.option, option)
         if config.get("primary_key") is None:
             raise JammiValidationError(
                 builder.subject,
