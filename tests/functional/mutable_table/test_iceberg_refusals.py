@@ -1,7 +1,7 @@
 """What file_format iceberg refuses (mutable_table/iceberg_support.py): changelog,
-tombstones (a version rule with deletes) and identity_column, each before anything is
-written, with the model, the option and the fix named -- also when `file_format: auto`
-picks Iceberg. The Iceberg lane runs this; elsewhere it is skipped."""
+tombstones (a version rule with deletes) with expire_snapshots, and identity_column, each
+before anything is written, with the model, the option and the fix named -- also when
+`file_format: auto` picks Iceberg. The Iceberg lane runs this; elsewhere it is skipped."""
 
 import pytest
 
@@ -18,7 +18,7 @@ select 1 as id, 'a' as label
 
 VERSIONED_DELETES = """
 {{ config(materialized='mutable_table', primary_key=['id'], version_column='v',
-          delete_when='gone') }}
+          delete_when='gone', expire_snapshots=true) }}
 select 1 as id, 1 as v, false as gone
 """
 
@@ -59,7 +59,7 @@ class TestIcebergRefusals:
         "model, expected",
         [
             ("logged", "changelog: true is set with file_format iceberg"),
-            ("versioned_deletes", "version_column 'v' with delete_when keeps tombstones"),
+            ("versioned_deletes", "which count while the snapshot that committed them"),
             ("numbered", "identity_column 'item_no' is set with file_format"),
             ("auto_logged", "changelog: true is set with file_format iceberg"),
         ],
@@ -68,7 +68,12 @@ class TestIcebergRefusals:
         result = run(project, model, expect_pass=False)
         message = result.results[0].message
         assert f"mutable_table '{model}'" in message and expected in message
-        assert "Fix: use file_format delta, parquet or orc" in message
+        fix = (
+            "Fix: remove expire_snapshots"
+            if model == "versioned_deletes"
+            else "Fix: use file_format delta, parquet or orc"
+        )
+        assert fix in message
         assert not table_exists(project, model)
         assert f"{model}__jammi_batch" not in session_views(project)
 

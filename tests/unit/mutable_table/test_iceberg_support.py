@@ -24,10 +24,6 @@ PLAIN = {"primary_key": ["id"], "history": "none"}
     "options, expected",
     [
         ({"changelog": True}, "changelog: true is set with file_format iceberg"),
-        (
-            {"version_column": "v", "delete_when": "gone"},
-            "version_column 'v' with delete_when keeps tombstones",
-        ),
         ({"identity_column": "item_no"}, "identity_column 'item_no' is set with file_format"),
     ],
 )
@@ -49,11 +45,6 @@ ICEBERG_MODELS = {
         {"id": "int", "label": "string"},
         {"changelog": True, "file_format": "iceberg"},
         "changelog: true is set with file_format iceberg",
-    ),
-    "versioned_deletes": (
-        {"id": "int", "v": "int", "gone": "boolean"},
-        {"version_column": "v", "delete_when": "gone", "file_format": "iceberg"},
-        "version_column 'v' with delete_when keeps tombstones",
     ),
     "numbered": (
         {"sku": "string"},
@@ -91,9 +82,24 @@ def test_a_run_on_an_iceberg_session_refuses_before_it_writes(model):
     )
 
 
+def test_tombstones_on_iceberg_refuse_expiring_the_snapshots_that_commit_them():
+    tombstoned = {**PLAIN, "version_column": "v", "delete_when": "gone"}
+    rejects(
+        lambda: check_file_format_support(
+            {**tombstoned, "expire_snapshots": True}, "iceberg", "orders"
+        ),
+        "mutable_table 'orders': ",
+        "version_column 'v' with delete_when keeps tombstones",
+        "expire_snapshots: true expires those snapshots",
+        "Fix: remove expire_snapshots",
+    )
+    check_file_format_support({**tombstoned, "expire_snapshots": False}, "iceberg", "orders")
+
+
 @pytest.mark.parametrize(
     "options",
     [
+        {"version_column": "v", "delete_when": "gone"},  # tombstones: branch_commit.py
         {"version_column": "v"},  # a version rule without deletes keeps no tombstones
         {"delete_when": "gone"},  # deletes without a version rule neither
         {"version_column": "v", "delete_when": "gone", "history": "scd2"},

@@ -2,19 +2,20 @@
 
 Iceberg goes through the MERGE applier like Delta (one ``MERGE INTO`` per run, a refused
 commit re-planned: engine/commit_conflicts.py), and its kept versions are its snapshots
-(mutable_table/versions/iceberg_snapshots.py). Three options lean on Delta machinery Iceberg
-has no SQL equivalent of, and are refused instead of working wrongly:
+(mutable_table/versions/iceberg_snapshots.py). Tombstones (a ``version_column`` with
+``delete_when``) commit with their delete through the run's own branch
+(commit/branch_commit.py). Two options lean on Delta machinery that dbt-jammi has no
+Iceberg counterpart for yet, and are refused instead of working wrongly:
 
 - ``changelog: true``: Delta publishes from its change data feed (``table_changes``)
   with offset = Delta version + 1; Iceberg snapshot ids are not consecutive, and its
   changelog view is a procedure with no offset the topic could claim.
-- tombstones (a ``version_column`` with ``delete_when``, under history none and without
-  merge functions): a tombstone counts once the table's history holds the commit of the
-  run that wrote it, found by the invocation id in Delta's ``commitInfo.userMetadata``.
-  Iceberg takes snapshot summary properties only as DataFrame write options, not in SQL,
-  so a crashed run's tombstones could not be told from a committed one's.
-- ``identity_column``: its high-water mark rides the same commit metadata
+- ``identity_column``: its high-water mark rides Delta's commit metadata
   (rules/identity.py).
+
+And one combination: tombstones with ``expire_snapshots: true``. A tombstone counts while
+the snapshot that committed it is in the table's history, which expiring snapshots
+empties, so an expired delete could come back.
 
 The check runs on the *resolved* format, so ``file_format: auto`` that picks Iceberg is
 refused exactly like an explicit ``file_format: iceberg``. The other way round,
@@ -44,12 +45,14 @@ def iceberg_refusal(definition: Mapping[str, Any]) -> Optional[tuple[str, str]]:
             "change feed dbt-jammi can publish exactly once",
             f"use {OTHER_FORMATS}, or turn changelog off",
         )
-    if tombstones.retention_ms(definition) is not None:
+    if tombstones.retention_ms(definition) is not None and definition.get("expire_snapshots"):
         return (
             f"version_column '{definition.get('version_column')}' with delete_when keeps "
-            "tombstones (deletes stay deleted), which file_format iceberg cannot commit with "
-            "their delete (its SQL commits carry no run id)",
-            f"use {OTHER_FORMATS}, or drop delete_when (or the version_column)",
+            "tombstones (deletes stay deleted), which count while the snapshot that "
+            "committed them is in the table's history, and expire_snapshots: true expires "
+            "those snapshots",
+            "remove expire_snapshots (expire with Iceberg's procedure beyond "
+            "tombstone_retention), or drop delete_when (or the version_column)",
         )
     if definition.get("identity_column"):
         return (

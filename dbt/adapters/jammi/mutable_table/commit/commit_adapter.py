@@ -20,6 +20,7 @@ from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import (
+    branch_commit,
     leftovers,
     merge_commit,
     ownership,
@@ -72,6 +73,31 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         finally:
             if identity_from is not None:
                 self.mutable_tag_delta_commits()  # type: ignore[attr-defined]
+        if rows is None:
+            return {"committed": False, "counts": None}
+        return {"committed": True, "counts": merge_commit.merge_counts(rows)}
+
+    @available
+    def mutable_commit_merge_on_branch(
+        self,
+        merge_sql: str,
+        target_relation: Any,
+        model_name: str,
+        last_attempt: bool,
+        tombstones_insert_sql: str,
+    ) -> dict[str, Any]:
+        """Iceberg with tombstones: the MERGE on a branch, its tombstones tagged with the
+        branch's snapshot, then the fast-forward that commits both (``branch_commit``).
+        ``committed`` False when another run committed first and the run re-plans."""
+        rows = branch_commit.commit_on_branch(
+            self._run_sql,
+            merge_sql,
+            str(target_relation),
+            version_locations.new_run_id(),
+            tombstones_insert_sql,
+            model_name,
+            last_attempt,
+        )
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}

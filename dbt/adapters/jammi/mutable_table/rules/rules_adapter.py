@@ -4,7 +4,7 @@ mark (``mutable_table/rules/identity.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.base import available
@@ -13,9 +13,14 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
-from dbt.adapters.jammi.common.validation import quote_identifier, require_positive_int
+from dbt.adapters.jammi.common.validation import (
+    quote_identifier,
+    require_positive_int,
+    sql_string_literal,
+)
 from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table import exact_casts
+from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
@@ -159,11 +164,28 @@ class MutableRulesAdapterMixin(StatementsMixin):
         return True
 
     @available
-    def mutable_delta_committed_invocations(self, relation: Any) -> list[str]:
-        """Invocations with a commit in the Delta table's history: their tombstones
-        count (a run that died before its MERGE committed has none there)."""
+    def mutable_committed_tombstone_tags(self, relation: Any, file_format: str) -> str:
+        """What the tags of counting tombstones are ``in``: Delta, the invocations with a
+        commit in the table's history, listed ('' when none); Iceberg, a query of the
+        snapshots in the table's current ancestry (branch_commit.py). A run that died
+        before its commit left tombstones with neither."""
+        if file_format == "iceberg":
+            return branch_commit.committed_tags_sql(str(relation))
         history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
-        return tombstones.committed_invocations(history)
+        return ", ".join(
+            sql_string_literal(tag) for tag in tombstones.committed_invocations(history)
+        )
+
+    @available
+    def mutable_tombstone_tags_after(
+        self, history: Sequence[Mapping[str, Any]], version: int, file_format: str
+    ) -> list[str]:
+        return tombstones.tags_after(history, version, file_format)
+
+    @available
+    def mutable_tombstone_head_tag(self) -> str:
+        """What an Iceberg tombstone insert carries in place of its snapshot's id."""
+        return branch_commit.HEAD_TAG
 
     @available
     def mutable_expire_delta_tombstones(self, relation: Any, expired_predicate: str) -> None:

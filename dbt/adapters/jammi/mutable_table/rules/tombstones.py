@@ -16,7 +16,12 @@ Where they live (tombstones.sql says how each commits with its delete):
 - Delta: the table ``<table>__jammi_tombstones``, written before the MERGE and tagged
   with the dbt invocation id; a tombstone counts only when the table's Delta history has
   a commit of that invocation (``commitInfo.userMetadata``), so a run that dies before
-  its MERGE commits leaves tombstones no reader takes.
+  its MERGE commits leaves tombstones no reader takes;
+- Iceberg: the table ``<table>__jammi_tombstones`` too, tagged with the id of the
+  snapshot that commits their delete: the run MERGEs into a branch, appends the
+  tombstones tagged with the branch's snapshot, and fast-forwards the table to it
+  (commit/branch_commit.py); a tombstone counts when its snapshot is in the table's
+  current ancestry.
 
 Without a version rule arrival order is the order, and ``history: scd2`` places late
 deletes in its own history: neither keeps tombstones. Nor do ``merge_functions`` (their
@@ -26,7 +31,7 @@ own combining of a key's rows decides what a late row does).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
@@ -127,6 +132,21 @@ def committed_invocations(history: Iterable[Mapping[str, Any]]) -> list[str]:
     """The invocation ids with a commit in a Delta table's history (the tombstones they
     wrote count), sorted."""
     return sorted({str(e["invocation_id"]) for e in history if e.get("invocation_id")})
+
+
+def tags_after(history: Sequence[Mapping[str, Any]], version: int, file_format: str) -> list[str]:
+    """The tags of the tombstones written by the commits after ``version``: what a
+    rollback to it stops counting. ``history`` is newest first and holds ``version``.
+    Delta tags a tombstone with its run's invocation id; Iceberg with the snapshot that
+    committed it (commit/branch_commit.py), whose id is the version."""
+    tags: list[str] = []
+    for entry in history:
+        if int(entry["version"]) == int(version):
+            break
+        tag = str(entry["version"]) if file_format == "iceberg" else entry.get("invocation_id")
+        if tag and tag not in tags:
+            tags.append(str(tag))
+    return tags
 
 
 def path_missing(message: str) -> bool:

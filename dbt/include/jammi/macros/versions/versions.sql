@@ -120,7 +120,7 @@
   {%- if adapter.uses_merge(file_format) -%}
     {%- do apply_changelog_repair(definition, relation, state) -%}
     {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
-    {%- do apply_delta_rollback_tombstones(definition, relation, history, version) -%}
+    {%- do apply_merge_rollback_tombstones(definition, relation, history, version, file_format) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do apply_changelog_publish(definition, relation, none) -%}
     {%- endif -%}

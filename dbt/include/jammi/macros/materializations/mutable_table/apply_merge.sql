@@ -53,12 +53,17 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
      commit because a concurrent run committed first (nothing of this run written; the
      materialization re-plans against the new snapshot), an error naming the model on the
      last attempt; counts what the MERGE reports it changed (mutable_table/commit/merge_commit.py). --#}
-{#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's. --#}
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none) -%}
+{#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's.
+     `tombstones`: plan_mutable_tombstones' result; on Iceberg its `branch_insert` makes
+     the MERGE commit through the run's branch with its tombstones (branch_commit.py). --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, tombstones=none) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
   {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
+  {%- if tombstones and tombstones.get('branch_insert') -%}
+    {{ return(adapter.mutable_commit_merge_on_branch(merge_sql, target_relation, definition.table_id, last_attempt, tombstones.branch_insert)) }}
+  {%- endif -%}
   {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
   {%- set commit_args = [merge_sql, definition.table_id, last_attempt] -%}
   {%- if definition.get('identity_from') is not none -%}

@@ -13,7 +13,10 @@
        - Delta: <table>__jammi_tombstones, appended before the MERGE with the run's
          invocation id; a row counts only when the table's Delta history holds a commit
          of that invocation (commitInfo.userMetadata), so a run killed before its MERGE
-         commits leaves rows nobody takes. --#}
+         commits leaves rows nobody takes.
+       - Iceberg: <table>__jammi_tombstones, appended after the run's MERGE into its own
+         branch, tagged with the branch's snapshot; the fast-forward of the table to that
+         snapshot commits both (commit/branch_commit.py). --#}
 
 
 {#-- 'a', 'b': values as escaped string literals. --#}
@@ -51,9 +54,9 @@
   {%- set live = adapter.quote_column(adapter.mutable_tombstone_names().deleted_ms) ~ ' >= ' ~ adapter.mutable_tombstone_cutoff(definition) -%}
   {%- if adapter.uses_merge(file_format) -%}
     {%- set tombstones = load_relation(mutable_tombstone_relation(target_relation)) -%}
-    {%- set committed = adapter.mutable_delta_committed_invocations(target_relation) if tombstones is not none else [] -%}
+    {%- set committed = adapter.mutable_committed_tombstone_tags(target_relation, file_format) if tombstones is not none else '' -%}
     {%- if committed -%}
-      {%- do definition.update({'tombstones_from': 'select ' ~ mutable_tombstone_select_list(definition) ~ ' from ' ~ tombstones ~ ' where ' ~ live ~ ' and ' ~ adapter.mutable_tombstone_names().invocation ~ ' in (' ~ mutable_sql_string_list(committed) ~ ')'}) -%}
+      {%- do definition.update({'tombstones_from': 'select ' ~ mutable_tombstone_select_list(definition) ~ ' from ' ~ tombstones ~ ' where ' ~ live ~ ' and ' ~ adapter.mutable_tombstone_names().invocation ~ ' in (' ~ committed ~ ')'}) -%}
     {%- endif -%}
   {%- elif adapter.mutable_tombstones_readable(file_format, state.location) -%}
     {%- do definition.update({'tombstones_from': 'select ' ~ mutable_tombstone_select_list(definition) ~ ' from ' ~ adapter.mutable_path_relation(file_format, adapter.mutable_version_tombstone_dir(state.location)) ~ ' where ' ~ live}) -%}
@@ -135,32 +138,50 @@
 {#-- Before applying a plan: the tombstones it leaves. Returns {'sql', 'new'}: parquet/orc
      the next version's complete set and how many are new (a version is written for
      them even when no row changes); Delta: none and the count is 0 -- its new
-     tombstones are appended before the MERGE (apply_delta_tombstones). No-op without
-     tombstones or on a first run. --#}
+     tombstones are appended before the MERGE (apply_delta_tombstones); Iceberg: the
+     count, and `branch_insert`, the statement that appends them with the run's branch
+     snapshot (apply_merge commits it). No-op without tombstones or on a first run. --#}
 {% macro plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- do prepare_mutable_tombstones(definition, target_relation, state, file_format) -%}
   {%- if adapter.mutable_tombstone_retention_ms(definition) is none or state is none -%}
     {{ return({'sql': none, 'new': 0}) }}
   {%- endif -%}
   {%- set candidates = get_tombstone_candidates_sql(definition, batch_source, target_relation, tenant) -%}
-  {%- if adapter.uses_merge(file_format) -%}
+  {%- if file_format == 'delta' -%}
     {%- do apply_delta_tombstones(definition, target_relation, candidates) -%}
     {{ return({'sql': none, 'new': 0}) }}
   {%- endif -%}
   {%- set new = run_query('select count(*) from (' ~ candidates ~ ') as c').rows[0][0] | int -%}
+  {%- if file_format == 'iceberg' -%}
+    {{ return({'sql': none, 'new': new, 'branch_insert': prepare_iceberg_tombstones(definition, target_relation, candidates) if new > 0 else none}) }}
+  {%- endif -%}
   {{ return({'sql': get_next_tombstones_sql(definition, candidates), 'new': new}) }}
 {%- endmacro %}
 
 
-{#-- Delta: append this plan's tombstones with the invocation id before the MERGE (they
-     count once the MERGE's commit, tagged with the same id, is in the table's history),
-     then drop expired ones (best effort: a later run retries). --#}
-{% macro apply_delta_tombstones(definition, target_relation, candidates_sql) -%}
+{#-- The tombstone table beside a MERGE table (created once), its expired rows dropped
+     (best effort: a later run retries). Returns the statement that appends this plan's
+     tombstones tagged with `tag`. --#}
+{% macro prepare_merge_tombstones(definition, target_relation, candidates_sql, file_format, tag) -%}
   {%- set relation = mutable_tombstone_relation(target_relation) -%}
   {%- set names = adapter.mutable_tombstone_names() -%}
-  {%- do run_query('create table if not exists ' ~ relation ~ ' (' ~ (adapter.mutable_tombstone_columns(definition) | map('join', ' ') | join(', ')) ~ ', ' ~ names.invocation ~ ' string) using delta') -%}
-  {%- do run_query('insert into ' ~ relation ~ ' select ' ~ mutable_tombstone_select_list(definition) ~ ', ' ~ adapter.sql_string(invocation_id) ~ ' from (' ~ candidates_sql ~ ') as c') -%}
+  {%- do run_query('create table if not exists ' ~ relation ~ ' (' ~ (adapter.mutable_tombstone_columns(definition) | map('join', ' ') | join(', ')) ~ ', ' ~ names.invocation ~ ' string) using ' ~ file_format) -%}
   {%- do adapter.mutable_expire_delta_tombstones(relation, adapter.quote_column(names.deleted_ms) ~ ' < ' ~ adapter.mutable_tombstone_cutoff(definition)) -%}
+  {{ return('insert into ' ~ relation ~ ' select ' ~ mutable_tombstone_select_list(definition) ~ ', ' ~ adapter.sql_string(tag) ~ ' from (' ~ candidates_sql ~ ') as c') }}
+{%- endmacro %}
+
+
+{#-- Delta: append this plan's tombstones with the invocation id before the MERGE (they
+     count once the MERGE's commit, tagged with the same id, is in the table's history). --#}
+{% macro apply_delta_tombstones(definition, target_relation, candidates_sql) -%}
+  {%- do run_query(prepare_merge_tombstones(definition, target_relation, candidates_sql, 'delta', invocation_id)) -%}
+{%- endmacro %}
+
+
+{#-- Iceberg: the statement apply_merge runs after the MERGE into the run's branch, with
+     the branch's snapshot in place of the head tag (commit/branch_commit.py). --#}
+{% macro prepare_iceberg_tombstones(definition, target_relation, candidates_sql) -%}
+  {{ return(prepare_merge_tombstones(definition, target_relation, candidates_sql, 'iceberg', adapter.mutable_tombstone_head_tag())) }}
 {%- endmacro %}
 
 
@@ -183,10 +204,11 @@
 {%- endmacro %}
 
 
-{% macro apply_delta_rollback_tombstones(definition, relation, history, to_version) -%}
+{#-- Delta and Iceberg: tombstones written by commits after the kept version stop
+     counting (Delta tags them with the invocation, Iceberg with the snapshot). --#}
+{% macro apply_merge_rollback_tombstones(definition, relation, history, to_version, file_format) -%}
   {%- set tombstones = load_relation(mutable_tombstone_relation(relation)) -%}
-  {%- set later = [] -%}
-  {%- for entry in history if entry.version > to_version and entry.invocation_id -%}{%- do later.append(entry.invocation_id) -%}{%- endfor -%}
+  {%- set later = adapter.mutable_tombstone_tags_after(history, to_version, file_format) -%}
   {%- if tombstones is not none and later -%}
     {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ adapter.mutable_tombstone_names().invocation ~ ' in (' ~ mutable_sql_string_list(later) ~ ')') -%}
   {%- endif -%}

@@ -1,0 +1,126 @@
+"""Iceberg: a MERGE and its tombstones committed together, by way of a branch.
+
+Under a version rule with ``delete_when`` a delete leaves a tombstone (rules/tombstones.py)
+that must count exactly when the delete committed. On Delta the tombstones are tagged
+with the dbt invocation id, which Delta's commit carries (``commitInfo.userMetadata``).
+An Iceberg commit made by SQL carries no id of the run, so the run commits in three steps
+whose only commit to the table is the last:
+
+1. ``ALTER TABLE t CREATE BRANCH jammi_run_<id>`` (from the current snapshot), and the
+   run's MERGE into that branch (``t.branch_jammi_run_<id>``): a snapshot no reader of
+   the table sees;
+2. the tombstones are appended to ``t__jammi_tombstones``, tagged with that snapshot's id
+   (``head``);
+3. ``CALL system.fast_forward(t, 'main', branch)`` makes the branch's snapshot the table's
+   current one: one atomic catalog commit, refused when another run committed to the
+   table after the branch was made (main is then no ancestor of the branch): a conflict,
+   and the run re-plans, as for a refused MERGE.
+
+A tombstone counts when its tag is the id of a snapshot in the table's current ancestry
+(``t.history``), so a run killed before step 3 leaves tombstones no reader takes, and one
+killed after it has committed both. A MERGE that changed nothing makes no snapshot: the
+tombstones are then tagged with the current snapshot and count at their own commit (they
+are the run's only change). The branch is dropped after step 3 whatever happened; one left
+by a killed run is dropped by the next run once its head is in the table's ancestry, or
+stays (it keeps its snapshot's files) until it is dropped by hand
+(docs/mutable_table.md, "Deletes stay deleted").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Callable, Optional
+
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MergeConflict, commit_merge
+
+RunSql = Callable[[str], Sequence[Sequence[Any]]]
+
+BRANCH_PREFIX = "jammi_run_"
+# What the tombstone insert carries where the branch's head snapshot id goes.
+HEAD_TAG = "__jammi_branch_head__"
+# fast_forward refused because the table moved on since the branch was made.
+_NOT_AN_ANCESTOR = "is not an ancestor of"
+
+
+def branch_name(run_id: str) -> str:
+    """The run's branch: its id, lowercased, letters, digits and ``_`` only."""
+    return BRANCH_PREFIX + re.sub(r"[^a-z0-9_]", "_", str(run_id).lower())
+
+
+def merge_into_branch(merge_sql: str, target: str, branch: str) -> str:
+    """The run's MERGE with the branch as its target."""
+    head = f"merge into {target} as t"
+    text = merge_sql.lstrip()
+    if not text.lower().startswith(head.lower()):
+        raise ValueError(f"not a MERGE into {target}: {text[:80]!r}")
+    return f"merge into {target}.branch_{branch} as t" + text[len(head) :]
+
+
+def ref_snapshots(run_sql: RunSql, target: str) -> dict[str, int]:
+    """The table's branches and tags: name -> snapshot id."""
+    return {str(r[0]): int(r[1]) for r in run_sql(f"select name, snapshot_id from {target}.refs")}
+
+
+def drop_published_branches(run_sql: RunSql, target: str, refs: dict[str, int]) -> None:
+    """Drop the branches of earlier runs whose head the table's ancestry holds (a run
+    killed after its fast-forward). A branch whose head is not there may belong to a run
+    still in progress, and stays."""
+    published = {int(r[0]) for r in run_sql(f"select snapshot_id from {target}.history")}
+    for name, snapshot in refs.items():
+        if name.startswith(BRANCH_PREFIX) and snapshot in published:
+            run_sql(f"alter table {target} drop branch if exists {name}")
+
+
+def commit_on_branch(
+    run_sql: RunSql,
+    merge_sql: str,
+    target: str,
+    run_id: str,
+    tombstones_insert_sql: str,
+    model_name: str,
+    last_attempt: bool,
+) -> Optional[Sequence[Sequence[Any]]]:
+    """Steps 1-3 above. The MERGE's result rows once committed; None when another run
+    committed first and the caller may re-plan; ``MergeConflict`` on the last attempt."""
+    if HEAD_TAG not in tombstones_insert_sql:
+        raise ValueError("the tombstone insert carries no branch head tag")
+    branch = branch_name(run_id)
+    refs = ref_snapshots(run_sql, target)
+    drop_published_branches(run_sql, target, {n: s for n, s in refs.items() if n != branch})
+    run_sql(f"alter table {target} drop branch if exists {branch}")
+    run_sql(f"alter table {target} create branch {branch}")
+    try:
+        rows = commit_merge(
+            run_sql, merge_into_branch(merge_sql, target, branch), model_name, last_attempt
+        )
+        if rows is None:
+            return None
+        refs = ref_snapshots(run_sql, target)
+        head = refs[branch]
+        run_sql(tombstones_insert_sql.replace(HEAD_TAG, str(head)))
+        if refs.get("main") == head:
+            return rows  # the MERGE made no snapshot: the tombstones were the change
+        try:
+            run_sql(f"call spark_catalog.system.fast_forward('{target}', 'main', '{branch}')")
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if _NOT_AN_ANCESTOR not in str(exc):
+                raise
+            if last_attempt:
+                raise MergeConflict(
+                    f"mutable_table '{model_name}': concurrent runs committed to the table "
+                    "before this run could publish its MERGE on every attempt. Nothing of "
+                    "this run was written; re-run to apply the batch on top of theirs."
+                ) from exc
+            return None
+        return rows
+    finally:
+        try:
+            run_sql(f"alter table {target} drop branch if exists {branch}")
+        except Exception:  # noqa: BLE001 - the next run drops a published branch
+            pass
+
+
+def committed_tags_sql(target: str) -> str:
+    """The tags whose tombstones count: the snapshots of the table's current ancestry."""
+    return f"select cast(snapshot_id as string) from {target}.history where is_current_ancestor"

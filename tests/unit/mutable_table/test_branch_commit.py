@@ -1,0 +1,112 @@
+"""Iceberg's tombstones commit with their delete through the run's branch
+(mutable_table/commit/branch_commit.py): the statements in order, what a refused
+fast-forward means, and which tags count (rules/tombstones.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.mutable_table.commit import branch_commit
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MergeConflict
+from dbt.adapters.jammi.mutable_table.rules import tombstones
+
+MERGE = "merge into s.items as t\nusing s.items__change_set as s\non t.id = s.id\n..."
+INSERT = f"insert into s.items__jammi_tombstones select id, 7, '{branch_commit.HEAD_TAG}' from c"
+BRANCH = branch_commit.branch_name("Run-1")
+
+
+class FakeIceberg:
+    """Answers the refs and history reads; records every statement."""
+
+    def __init__(self, merge_makes_snapshot=True, main_moved=False, leftover=None):
+        self.statements: list[str] = []
+        self.refs = {"main": 10, **(leftover or {})}
+        self.history = [10]
+        self.merge_makes_snapshot = merge_makes_snapshot
+        self.main_moved = main_moved
+
+    def __call__(self, sql: str):
+        self.statements.append(sql)
+        if sql.startswith("select name, snapshot_id"):
+            return list(self.refs.items())
+        if sql.startswith("select snapshot_id from s.items.history"):
+            return [(s,) for s in self.history]
+        if sql.startswith(f"alter table s.items create branch {BRANCH}"):
+            self.refs[BRANCH] = self.refs["main"]
+        elif sql.startswith("merge into") and self.merge_makes_snapshot:
+            self.refs[BRANCH] = 11
+        elif sql.startswith("call spark_catalog.system.fast_forward"):
+            if self.main_moved:
+                raise RuntimeError(f"Cannot fast-forward: main is not an ancestor of {BRANCH}")
+            self.refs["main"] = self.refs[BRANCH]
+        return []
+
+
+def commit(fake, last_attempt=False):
+    return branch_commit.commit_on_branch(
+        fake, MERGE, "s.items", "Run-1", INSERT, "items", last_attempt
+    )
+
+
+def test_the_merge_goes_to_the_branch_and_the_fast_forward_commits_it_with_its_tombstones():
+    fake = FakeIceberg()
+    assert commit(fake) == []
+    merge = next(s for s in fake.statements if s.startswith("merge into"))
+    assert merge.startswith(f"merge into s.items.branch_{BRANCH} as t\nusing")
+    inserted = next(s for s in fake.statements if s.startswith("insert into"))
+    assert inserted.endswith("select id, 7, '11' from c")  # tagged with the branch's snapshot
+    order = [s.split()[0] + " " + s.split()[1] for s in fake.statements]
+    assert (
+        order.index("merge into")
+        < order.index("insert into")
+        < order.index("call spark_catalog.system.fast_forward('s.items',")
+    )
+    assert fake.refs["main"] == 11
+    assert fake.statements[-1] == f"alter table s.items drop branch if exists {BRANCH}"
+
+
+def test_a_merge_that_made_no_snapshot_tags_its_tombstones_with_the_current_one():
+    fake = FakeIceberg(merge_makes_snapshot=False)
+    commit(fake)
+    assert any(s.endswith("select id, 7, '10' from c") for s in fake.statements)
+    assert not any("fast_forward" in s for s in fake.statements)
+
+
+def test_a_table_that_moved_on_is_a_conflict_then_a_clear_error():
+    fake = FakeIceberg(main_moved=True)
+    assert commit(fake) is None  # the caller re-plans
+    assert fake.refs["main"] == 10
+    assert fake.statements[-1].endswith(f"drop branch if exists {BRANCH}")
+    with pytest.raises(MergeConflict, match="mutable_table 'items': concurrent runs"):
+        commit(FakeIceberg(main_moved=True), last_attempt=True)
+
+
+def test_a_published_leftover_branch_is_dropped_and_a_live_one_kept():
+    fake = FakeIceberg(leftover={"jammi_run_old": 10, "jammi_run_live": 99, "audit": 10})
+    commit(fake)
+    drops = [s for s in fake.statements if "drop branch" in s]
+    assert "alter table s.items drop branch if exists jammi_run_old" in drops
+    assert not any("jammi_run_live" in s or " audit" in s for s in drops)
+
+
+def test_the_insert_must_carry_the_head_tag_and_the_merge_its_target():
+    with pytest.raises(ValueError, match="head tag"):
+        branch_commit.commit_on_branch(
+            FakeIceberg(), MERGE, "s.items", "r", "insert into x select 1", "items", False
+        )
+    with pytest.raises(ValueError, match="not a MERGE into s.other"):
+        branch_commit.merge_into_branch(MERGE, "s.other", BRANCH)
+
+
+def test_counting_tags_and_the_tags_a_rollback_drops():
+    assert branch_commit.committed_tags_sql("s.items") == (
+        "select cast(snapshot_id as string) from s.items.history where is_current_ancestor"
+    )
+    history = [  # newest first
+        {"version": 555, "invocation_id": "inv-c"},
+        {"version": 12, "invocation_id": "inv-b"},
+        {"version": 900, "invocation_id": "inv-a"},
+    ]
+    assert tombstones.tags_after(history, 900, "iceberg") == ["555", "12"]
+    assert tombstones.tags_after(history, 12, "delta") == ["inv-c"]
+    assert tombstones.tags_after(history, 555, "iceberg") == []
