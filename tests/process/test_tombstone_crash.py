@@ -20,11 +20,20 @@ and after the commit. Delta is loaded from Maven coordinates as the Delta lane d
 (`make jars` fills the local repository); when it cannot load, the parquet table runs
 alone and the test is skipped after it passes, or fails with JAMMI_DELTA_REQUIRED=1.
 
-Both tables live in one embedded session (one project): at each kill point the parquet
-delete and the Delta delete are killed in their own runs, then one run applies both
-late changes -- a dbt process (a JVM start) fewer per point than a session per format.
-The state is read by the dbt processes themselves (on-run-start/-end hooks), as in
-test_crash_recovery.py: the embedded Derby metastore admits one process at a time.
+Iceberg (its own session: Iceberg's session catalog, one writer at a time, so without
+Hive's table lock): the run MERGEs into a branch of its own, appends the tombstones
+tagged with the branch's snapshot, and fast-forwards the table to it
+(commit/branch_commit.py). The kills land in the branch MERGE, between the tombstone
+append and the fast-forward (the tombstones are written and do not count) and after
+the fast-forward. Skipped where Iceberg does not load, or fails with
+JAMMI_ICEBERG_REQUIRED=1.
+
+The parquet and Delta tables live in one embedded session (one project): at each kill
+point the parquet delete and the Delta delete are killed in their own runs, then one
+run applies both late changes -- a dbt process (a JVM start) fewer per point than a
+session per format. The state is read by the dbt processes themselves
+(on-run-start/-end hooks), as in test_crash_recovery.py: the embedded Derby metastore
+admits one process at a time.
 """
 
 from __future__ import annotations
@@ -37,8 +46,13 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from iceberg_probe import SINGLE_WRITER_CONFS  # scripts/, on the path by tests/conftest.py
 
-from dbt.adapters.jammi.engine.jar_releases import delta_release, installed_pyspark_version
+from dbt.adapters.jammi.engine.jar_releases import (
+    delta_release,
+    iceberg_release,
+    installed_pyspark_version,
+)
 from tests.conftest import session_parameters
 from tests.process.harness import DbtProject, DbtResult, check, first_line, report, session_target
 from tests.process.log_points import KillPoint, kill_on_log
@@ -49,6 +63,8 @@ DELETED = 400  # keys each delete run deletes: [k * DELETED, (k + 1) * DELETED)
 
 SWAP = r"alter table \S+\.tomb_parquet set location"
 MERGE = r"merge into \S+\.tomb_delta as t"
+BRANCH_MERGE = r"merge into \S+\.tomb_iceberg\.branch_jammi_run_\w+ as t"
+FAST_FORWARD = r"call spark_catalog\.system\.fast_forward\('\S+\.tomb_iceberg', 'main'"
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,17 @@ KILL_POINTS: dict[str, tuple[tuple[KillPoint, Expected], ...]] = {
         ),
         (KillPoint("after the MERGE commit", MERGE, completed=True), Expected(True, True)),
     ),
+    "iceberg": (
+        (KillPoint("in the branch MERGE", BRANCH_MERGE), Expected(False, tombstones=False)),
+        (
+            KillPoint("between the tombstone append and the fast-forward", FAST_FORWARD),
+            Expected(False, tombstones=True),
+        ),
+        (
+            KillPoint("after the fast-forward", FAST_FORWARD, completed=True),
+            Expected(True, True),
+        ),
+    ),
 }
 
 ITEMS_SQL = """
@@ -98,7 +125,7 @@ STATE_MACRO = """
     {%- set schema = target.schema -%}
     {%- do run_query('create schema if not exists ' ~ schema) -%}
     {%- set state = {'phase': phase, 'tables': {}} -%}
-    {%- for name in ['tomb_parquet', 'tomb_delta'] if var(name, none) -%}
+    {%- for name in ['tomb_parquet', 'tomb_delta', 'tomb_iceberg'] if var(name, none) -%}
       {%- set run = var(name) -%}
       {%- set in_range = 'id >= ' ~ run.lo ~ ' and id < ' ~ run.hi -%}
       {%- set table = {'present': none, 'at_ver': none, 'total': none, 'tombs': none} -%}
@@ -152,6 +179,10 @@ def tomb_project(root: Path, formats: tuple[str, ...]) -> DbtProject:
     target = session_target("tomb", root / "spark")
     if "delta" in formats:
         target["server_side_parameters"].update(session_parameters("delta"))
+    if "iceberg" in formats:  # one writer at a time: no Hive table lock needed
+        target["server_side_parameters"].update(
+            {**session_parameters("iceberg"), **SINGLE_WRITER_CONFS}
+        )
     return DbtProject(
         root=root / "project",
         target=target,
@@ -234,7 +265,7 @@ class Lane:
         )
 
     def report(self) -> None:
-        if self.file_format == "delta" and not self.unconfirmed:
+        if self.file_format in ("delta", "iceberg") and not self.unconfirmed:
             self.problems.append("no kill left tombstones without their commit")
         report(
             f"tombstone crash ({self.file_format}): "
@@ -270,9 +301,10 @@ def start(tmp_path: Path) -> tuple[DbtProject, list[Lane], Optional[str]]:
     return project, lanes, skipped
 
 
-def test_sigkill_during_delete_resurrects_no_key(tmp_path: Path) -> None:
-    project, lanes, delta_skipped = start(tmp_path)
-    for index in range(len(KILL_POINTS["parquet"])):
+def kill_at_every_point(project: DbtProject, lanes: list[Lane]) -> None:
+    """Each point: every lane's delete killed there, then one run of the late changes;
+    fails with every lane's problems."""
+    for index in range(len(KILL_POINTS[lanes[0].file_format])):
         # each table's delete killed at its point, then one run of both late changes
         killed = [
             lane for lane in lanes if lane.kill(project, KILL_POINTS[lane.file_format][index][0])
@@ -287,6 +319,28 @@ def test_sigkill_during_delete_resurrects_no_key(tmp_path: Path) -> None:
         lane.report()
     problems = [f"{lane.file_format} {p}" for lane in lanes for p in lane.problems]
     assert problems == [], "\n".join(first_line(p, 600) for p in problems)
+
+
+def test_sigkill_during_delete_resurrects_no_key(tmp_path: Path) -> None:
+    project, lanes, delta_skipped = start(tmp_path)
+    kill_at_every_point(project, lanes)
     if delta_skipped:
         report(f"tombstone crash (delta): skipped: {delta_skipped}")
         pytest.skip(f"parquet passed; Delta did not run: {delta_skipped}")
+
+
+def test_sigkill_during_an_iceberg_delete_resurrects_no_key(tmp_path: Path) -> None:
+    required = os.environ.get("JAMMI_ICEBERG_REQUIRED") == "1"
+    spark = installed_pyspark_version()
+    if iceberg_release(spark) is None and not os.environ.get("JAMMI_ICEBERG_JARS"):
+        reason = f"no Iceberg runtime for PySpark {spark}"
+        if required:
+            pytest.fail(f"Iceberg is required (JAMMI_ICEBERG_REQUIRED=1): {reason}")
+        pytest.skip(reason)
+    project = tomb_project(tmp_path / "iceberg", ("iceberg",))
+    base = project.run(args({"tomb_iceberg": rows(0, 1) | {"hi": BASE_ROWS}}), "base")
+    if base.returncode != 0 and not required and "iceberg" in base.output.lower():
+        pytest.skip(f"Iceberg did not load: {first_line(base.output, 300)}")
+    check(base, "base run (Iceberg)")
+    assert base.states()[-1]["tables"]["tomb_iceberg"]["present"] == BASE_ROWS, base.states()
+    kill_at_every_point(project, [Lane("iceberg", reference=base)])
