@@ -129,6 +129,20 @@ class TestTombstones(MutableProjectBase):
         run(project, "items", {"rows": [[5, "five+", 2, ""]]})
         assert (5, "five+") in names(project)
 
+    def test_a_tenant_bound_delete_stays_deleted_for_its_tenant_only(self, project):
+        # a bound run commits its tombstones as an unbound one does (on Iceberg through
+        # the run's branch); each tenant's keys keep their own tombstones
+        for tenant in ("acme", "globex"):
+            run(project, "items", {"rows": [[8, tenant, 1, ""]], "jammi_tenant": tenant})
+        run(project, "items", {"rows": [[8, "", 3, "d"]], "jammi_tenant": "acme"})
+        for tenant in ("acme", "globex"):
+            run(project, "items", {"rows": [[8, "late", 2, ""]], "jammi_tenant": tenant})
+        found = rows(
+            project,
+            f"select tenant_id, name from {project.test_schema}.items where id = 8 order by 1",
+        )
+        assert found == [("globex", "late")]
+
     # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
     @pytest.mark.connection_agnostic
     def test_full_refresh_starts_without_tombstones(self, project):
