@@ -225,7 +225,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "iceberg_refused: its models use an option refused on file_format iceberg "
-        "(changelog, tombstones, identity_column; mutable_table/iceberg_support.py): the "
+        "(changelog; tombstones with expire_snapshots; mutable_table/iceberg_support.py): the "
         "Iceberg lane deselects it (test_iceberg_refusals.py proves the refusals)",
     )
     config.addinivalue_line(

@@ -1,6 +1,6 @@
 """What file_format iceberg refuses (mutable_table/iceberg_support.py): changelog,
-tombstones (a version rule with deletes) with expire_snapshots, and identity_column, each
-before anything is written, with the model, the option and the fix named -- also when
+and tombstones (a version rule with deletes) with expire_snapshots, each before
+anything is written, with the model, the option and the fix named -- also when
 `file_format: auto` picks Iceberg. The Iceberg lane runs this; elsewhere it is skipped."""
 
 import pytest
@@ -20,11 +20,6 @@ VERSIONED_DELETES = """
 {{ config(materialized='mutable_table', primary_key=['id'], version_column='v',
           delete_when='gone', expire_snapshots=true) }}
 select 1 as id, 1 as v, false as gone
-"""
-
-NUMBERED = """
-{{ config(materialized='mutable_table', primary_key=['sku'], identity_column='item_no') }}
-select 'a' as sku
 """
 
 # no file_format: auto, which picks iceberg on this lane's session (Delta is absent)
@@ -50,7 +45,6 @@ class TestIcebergRefusals:
         return {
             "logged.sql": LOGGED,
             "versioned_deletes.sql": VERSIONED_DELETES,
-            "numbered.sql": NUMBERED,
             "auto_logged.sql": AUTO_LOGGED,
             "versioned.sql": VERSIONED,
         }
@@ -60,7 +54,6 @@ class TestIcebergRefusals:
         [
             ("logged", "changelog: true is set with file_format iceberg"),
             ("versioned_deletes", "which count while the snapshot that committed them"),
-            ("numbered", "identity_column 'item_no' is set with file_format"),
             ("auto_logged", "changelog: true is set with file_format iceberg"),
         ],
     )

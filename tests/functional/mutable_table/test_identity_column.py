@@ -1,8 +1,9 @@
 """identity_column: new keys are numbered 1, 2, 3, ... in key order; a key keeps its
 number through updates, partial updates and re-sent rows; a number is never handed out
 again after its key is deleted (the high-water mark is committed with the rows); the
-model's own values for the column are ignored. Runs on parquet and, in the Delta lane,
-on Delta (the two commit paths keep the mark differently: docs/mutable_table.md)."""
+model's own values for the column are ignored. Runs on parquet, in the Delta lane on
+Delta and in the Iceberg lane on Iceberg (each commit path keeps the mark differently:
+docs/mutable_table.md)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,6 @@ def items(project, rows):
 
 # connection_agnostic: numbering is planner SQL; test_identity_races.py races it over Thrift
 @pytest.mark.connection_agnostic
-@pytest.mark.iceberg_refused
 class TestIdentityColumn(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):

@@ -12,6 +12,7 @@ from dbt.adapters.jammi.mutable_table.rules import tombstones
 
 MERGE = "merge into s.items as t\nusing s.items__change_set as s\non t.id = s.id\n..."
 INSERT = f"insert into s.items__jammi_tombstones select id, 7, '{branch_commit.HEAD_TAG}' from c"
+MARK = f"insert into s.items__jammi_identity select '{branch_commit.HEAD_TAG}', 12"
 BRANCH = branch_commit.branch_name("Run-1")
 
 
@@ -44,7 +45,7 @@ class FakeIceberg:
 
 def commit(fake, last_attempt=False):
     return branch_commit.commit_on_branch(
-        fake, MERGE, "s.items", "Run-1", INSERT, "items", last_attempt
+        fake, MERGE, "s.items", "Run-1", [INSERT, MARK], "items", last_attempt
     )
 
 
@@ -55,6 +56,7 @@ def test_the_merge_goes_to_the_branch_and_the_fast_forward_commits_it_with_its_t
     assert merge.startswith(f"merge into s.items.branch_{BRANCH} as t\nusing")
     inserted = next(s for s in fake.statements if s.startswith("insert into"))
     assert inserted.endswith("select id, 7, '11' from c")  # tagged with the branch's snapshot
+    assert "insert into s.items__jammi_identity select '11', 12" in fake.statements
     order = [s.split()[0] + " " + s.split()[1] for s in fake.statements]
     assert (
         order.index("merge into")
@@ -90,10 +92,11 @@ def test_a_published_leftover_branch_is_dropped_and_a_live_one_kept():
 
 
 def test_the_insert_must_carry_the_head_tag_and_the_merge_its_target():
-    with pytest.raises(ValueError, match="head tag"):
-        branch_commit.commit_on_branch(
-            FakeIceberg(), MERGE, "s.items", "r", "insert into x select 1", "items", False
-        )
+    for records in ([], [INSERT, "insert into x select 1"]):
+        with pytest.raises(ValueError, match="head tag"):
+            branch_commit.commit_on_branch(
+                FakeIceberg(), MERGE, "s.items", "r", records, "items", False
+            )
     with pytest.raises(ValueError, match="not a MERGE into s.other"):
         branch_commit.merge_into_branch(MERGE, "s.other", BRANCH)
 

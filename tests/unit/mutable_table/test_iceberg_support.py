@@ -24,7 +24,6 @@ PLAIN = {"primary_key": ["id"], "history": "none"}
     "options, expected",
     [
         ({"changelog": True}, "changelog: true is set with file_format iceberg"),
-        ({"identity_column": "item_no"}, "identity_column 'item_no' is set with file_format"),
     ],
 )
 def test_iceberg_refuses_what_it_cannot_commit(options, expected):
@@ -45,11 +44,6 @@ ICEBERG_MODELS = {
         {"id": "int", "label": "string"},
         {"changelog": True, "file_format": "iceberg"},
         "changelog: true is set with file_format iceberg",
-    ),
-    "numbered": (
-        {"sku": "string"},
-        {"primary_key": ["sku"], "identity_column": "item_no", "file_format": "iceberg"},
-        "identity_column 'item_no' is set with file_format",
     ),
     "auto_logged": (
         {"id": "int"},
@@ -100,6 +94,7 @@ def test_tombstones_on_iceberg_refuse_expiring_the_snapshots_that_commit_them():
     "options",
     [
         {"version_column": "v", "delete_when": "gone"},  # tombstones: branch_commit.py
+        {"identity_column": "item_no"},  # its mark: branch_commit.py
         {"version_column": "v"},  # a version rule without deletes keeps no tombstones
         {"delete_when": "gone"},  # deletes without a version rule neither
         {"version_column": "v", "delete_when": "gone", "history": "scd2"},

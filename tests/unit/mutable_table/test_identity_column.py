@@ -76,7 +76,6 @@ def test_unset_identity_leaves_the_recorded_definition_as_before():
         ({"identity_column": ["a", "b"]}, ["at most one identity column"]),
         ({"identity_column": "_no"}, ["reserved", "_no"]),
         ({"identity_column": "org"}, ["output with type string", "leave 'org' out"]),
-        ({"file_format": "iceberg"}, ["file_format: iceberg", "keeps no high-water mark"]),
     ],
 )
 def test_identity_column_rules(config, fragments):

@@ -3,15 +3,14 @@
 Iceberg goes through the MERGE applier like Delta (one ``MERGE INTO`` per run, a refused
 commit re-planned: engine/commit_conflicts.py), and its kept versions are its snapshots
 (mutable_table/versions/iceberg_snapshots.py). Tombstones (a ``version_column`` with
-``delete_when``) commit with their delete through the run's own branch
-(commit/branch_commit.py). Two options lean on Delta machinery that dbt-jammi has no
-Iceberg counterpart for yet, and are refused instead of working wrongly:
+``delete_when``) and an ``identity_column``'s high-water mark commit with the run's rows
+through the run's own branch (commit/branch_commit.py). One option leans on Delta
+machinery that dbt-jammi has no Iceberg counterpart for yet, and is refused instead of
+working wrongly:
 
 - ``changelog: true``: Delta publishes from its change data feed (``table_changes``)
   with offset = Delta version + 1; Iceberg snapshot ids are not consecutive, and its
   changelog view is a procedure with no offset the topic could claim.
-- ``identity_column``: its high-water mark rides Delta's commit metadata
-  (rules/identity.py).
 
 And one combination: tombstones with ``expire_snapshots: true``. A tombstone counts while
 the snapshot that committed it is in the table's history, which expiring snapshots
@@ -53,13 +52,6 @@ def iceberg_refusal(definition: Mapping[str, Any]) -> Optional[tuple[str, str]]:
             "those snapshots",
             "remove expire_snapshots (expire with Iceberg's procedure beyond "
             "tombstone_retention), or drop delete_when (or the version_column)",
-        )
-    if definition.get("identity_column"):
-        return (
-            f"identity_column '{definition['identity_column']}' is set with file_format "
-            "iceberg, where the adapter keeps no high-water mark (a deleted key's number "
-            "could come back)",
-            f"use {OTHER_FORMATS}, or remove identity_column",
         )
     return None
 

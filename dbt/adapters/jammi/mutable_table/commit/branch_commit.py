@@ -1,4 +1,5 @@
-"""Iceberg: a MERGE and its tombstones committed together, by way of a branch.
+"""Iceberg: a MERGE and its records (tombstones, an identity mark) committed together,
+by way of a branch.
 
 Under a version rule with ``delete_when`` a delete leaves a tombstone (rules/tombstones.py)
 that must count exactly when the delete committed. On Delta the tombstones are tagged
@@ -9,17 +10,18 @@ whose only commit to the table is the last:
 1. ``ALTER TABLE t CREATE BRANCH jammi_run_<id>`` (from the current snapshot), and the
    run's MERGE into that branch (``t.branch_jammi_run_<id>``): a snapshot no reader of
    the table sees;
-2. the tombstones are appended to ``t__jammi_tombstones``, tagged with that snapshot's id
-   (``head``);
+2. the run's records are appended, tagged with that snapshot's id (``head``): its
+   tombstones to ``t__jammi_tombstones``, an identity column's high-water mark to
+   ``t__jammi_identity``;
 3. ``CALL system.fast_forward(t, 'main', branch)`` makes the branch's snapshot the table's
    current one: one atomic catalog commit, refused when another run committed to the
    table after the branch was made (main is then no ancestor of the branch): a conflict,
    and the run re-plans, as for a refused MERGE.
 
-A tombstone counts when its tag is the id of a snapshot in the table's current ancestry
-(``t.history``), so a run killed before step 3 leaves tombstones no reader takes, and one
+A record counts when its tag is the id of a snapshot in the table's current ancestry
+(``t.history``), so a run killed before step 3 leaves records no reader takes, and one
 killed after it has committed both. A MERGE that changed nothing makes no snapshot: the
-tombstones are then tagged with the current snapshot and count at their own commit (they
+records are then tagged with the current snapshot and count at their own commit (they
 are the run's only change). The branch is dropped after step 3 whatever happened; one left
 by a killed run is dropped by the next run once its head is in the table's ancestry, or
 stays (it keeps its snapshot's files) until it is dropped by hand
@@ -77,14 +79,16 @@ def commit_on_branch(
     merge_sql: str,
     target: str,
     run_id: str,
-    tombstones_insert_sql: str,
+    records: Sequence[str],
     model_name: str,
     last_attempt: bool,
 ) -> Optional[Sequence[Sequence[Any]]]:
-    """Steps 1-3 above. The MERGE's result rows once committed; None when another run
-    committed first and the caller may re-plan; ``MergeConflict`` on the last attempt."""
-    if HEAD_TAG not in tombstones_insert_sql:
-        raise ValueError("the tombstone insert carries no branch head tag")
+    """Steps 1-3 above. ``records``: the appends tagged with the branch's snapshot (the
+    tombstones, an identity column's high-water mark). The MERGE's result rows once
+    committed; None when another run committed first and the caller may re-plan;
+    ``MergeConflict`` on the last attempt."""
+    if not records or any(HEAD_TAG not in sql for sql in records):
+        raise ValueError("every record append must carry the branch head tag")
     branch = branch_name(run_id)
     refs = ref_snapshots(run_sql, target)
     drop_published_branches(run_sql, target, {n: s for n, s in refs.items() if n != branch})
@@ -98,9 +102,10 @@ def commit_on_branch(
             return None
         refs = ref_snapshots(run_sql, target)
         head = refs[branch]
-        run_sql(tombstones_insert_sql.replace(HEAD_TAG, str(head)))
+        for sql in records:
+            run_sql(sql.replace(HEAD_TAG, str(head)))
         if refs.get("main") == head:
-            return rows  # the MERGE made no snapshot: the tombstones were the change
+            return rows  # the MERGE made no snapshot: the records were the change
         try:
             run_sql(f"call spark_catalog.system.fast_forward('{target}', 'main', '{branch}')")
         except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped

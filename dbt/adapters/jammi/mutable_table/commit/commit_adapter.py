@@ -84,17 +84,18 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         target_relation: Any,
         model_name: str,
         last_attempt: bool,
-        tombstones_insert_sql: str,
+        records: Sequence[str],
     ) -> dict[str, Any]:
-        """Iceberg with tombstones: the MERGE on a branch, its tombstones tagged with the
-        branch's snapshot, then the fast-forward that commits both (``branch_commit``).
-        ``committed`` False when another run committed first and the run re-plans."""
+        """Iceberg with tombstones or an identity column: the MERGE on a branch, its
+        records tagged with the branch's snapshot, then the fast-forward that commits
+        them with it (``branch_commit``). ``committed`` False when another run committed
+        first and the run re-plans."""
         rows = branch_commit.commit_on_branch(
             self._run_sql,
             merge_sql,
             str(target_relation),
             version_locations.new_run_id(),
-            tombstones_insert_sql,
+            list(records),
             model_name,
             last_attempt,
         )

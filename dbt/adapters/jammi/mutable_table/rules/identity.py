@@ -15,7 +15,12 @@ The high-water mark (the highest number ever handed out) is committed with the r
   is that start plus the MERGE's ``numTargetRowsInserted``, both in one Delta commit.
   The MERGE refuses to number from a start below a number already stored (a run that
   committed between this run's mark read and its MERGE): it stops with
-  ``IDENTITY_MOVED_MARKER`` and the run re-plans, as after a Delta conflict.
+  ``IDENTITY_MOVED_MARKER`` and the run re-plans, as after a Delta conflict;
+- Iceberg: a row ``(tag, high_water)`` of the table ``<table>__jammi_identity``,
+  appended after the run's MERGE into its own branch and tagged with the branch's
+  snapshot; the fast-forward that makes the rows current makes the mark count
+  (commit/branch_commit.py). A mark counts while its snapshot is in the table's
+  current ancestry.
 
 A run numbers its inserts from ``identity_from`` = the greater of that mark and the
 highest stored number (a table whose mark cannot be read still never repeats a live
@@ -46,8 +51,9 @@ MARK_COLUMN = "high_water"
 # Delta: the commit's userMetadata carries `<invocation tag>|jammi.identity_from:<n>` (no
 # `;`: Spark's SET takes a value up to the first one).
 COMMIT_MARK = "|jammi.identity_from:"
-# Formats whose commits carry no mark (the MERGE formats other than Delta).
-UNPROVEN_FORMATS = ("iceberg",)
+# Iceberg: the marks beside the table, tagged with the snapshot that commits them.
+MARK_TABLE_SUFFIX = "__jammi_identity"
+MARK_TAG_COLUMN = "_tag"
 # The MERGE stops with this when another run stored numbers above its start.
 IDENTITY_MOVED_MARKER = "jammi-identity-moved"
 
@@ -114,14 +120,6 @@ def validate_identity_column(
             "stores a key in many rows, which would share or split its number",
             "remove identity_column, or keep history: none",
         )
-    if opts.get("file_format") in UNPROVEN_FORMATS:
-        raise JammiValidationError(
-            subject,
-            f"identity_column '{column}' is set with file_format: {opts['file_format']}, "
-            "where the adapter keeps no high-water mark (a deleted key's number could "
-            "come back)",
-            "use file_format delta, parquet or orc (or auto), or remove identity_column",
-        )
     if column in types and types[column] not in INTEGER_TYPES:
         raise JammiValidationError(
             subject,
@@ -169,6 +167,11 @@ def identity_storage_column(definition: Mapping[str, Any]) -> Optional[list[str]
     if not column or any(c[0] == column for c in definition.get("columns") or []):
         return None
     return [column, IDENTITY_TYPE]
+
+
+def mark_table(relation: str) -> str:
+    """Iceberg: the marks' table beside ``relation`` (``schema.table``)."""
+    return relation + MARK_TABLE_SUFFIX
 
 
 def mark_location(version_location: str) -> str:

@@ -214,12 +214,34 @@ class MutableRulesAdapterMixin(StatementsMixin):
         if relation is None:
             return 0
         stored = self._run_sql(f"select max({quote_identifier(column)}) from {relation}")
-        mark = (
-            self._delta_identity_mark(relation)
-            if file_format == "delta"
-            else self._version_identity_mark(location)
-        )
+        if file_format == "delta":
+            mark = self._delta_identity_mark(relation)
+        elif file_format == "iceberg":
+            mark = self._iceberg_identity_mark(relation)
+        else:
+            mark = self._version_identity_mark(location)
         return identity.identity_from(stored[0][0] if stored else None, mark)
+
+    def _iceberg_identity_mark(self, relation: Any) -> Optional[int]:
+        """The highest mark in ``<table>__jammi_identity`` whose snapshot the table's
+        ancestry holds (branch_commit.py); None before the first."""
+        marks = identity.mark_table(str(relation))
+        try:
+            rows = self._run_sql(  # type: ignore[attr-defined]
+                f"select max({identity.MARK_COLUMN}) from {marks} "
+                f"where {identity.MARK_TAG_COLUMN} in "
+                f"({branch_commit.committed_tags_sql(str(relation))})"
+            )
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc) or "Table or view not found" in str(exc):
+                return None
+            raise
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    @available
+    def mutable_identity_mark_table(self, relation: Any) -> str:
+        """Iceberg: the table of an identity column's high-water marks."""
+        return identity.mark_table(str(relation))
 
     def _version_identity_mark(self, location: Optional[str]) -> Optional[int]:
         """The mark a rewrite version carries; None for a version written without one."""

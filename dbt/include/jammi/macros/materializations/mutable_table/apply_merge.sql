@@ -54,15 +54,15 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
      materialization re-plans against the new snapshot), an error naming the model on the
      last attempt; counts what the MERGE reports it changed (mutable_table/commit/merge_commit.py). --#}
 {#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's.
-     `tombstones`: plan_mutable_tombstones' result; on Iceberg its `branch_insert` makes
-     the MERGE commit through the run's branch with its tombstones (branch_commit.py). --#}
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, tombstones=none) -%}
+     `records`: appends that must commit with the MERGE (mutable_branch_records): the
+     MERGE then commits through the run's own branch (branch_commit.py). --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, records=[]) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
   {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
-  {%- if tombstones and tombstones.get('branch_insert') -%}
-    {{ return(adapter.mutable_commit_merge_on_branch(merge_sql, target_relation, definition.table_id, last_attempt, tombstones.branch_insert)) }}
+  {%- if records -%}
+    {{ return(adapter.mutable_commit_merge_on_branch(merge_sql, target_relation, definition.table_id, last_attempt, records)) }}
   {%- endif -%}
   {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
   {%- set commit_args = [merge_sql, definition.table_id, last_attempt] -%}
@@ -70,4 +70,24 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {%- do commit_args.append(definition.identity_from) -%}
   {%- endif -%}
   {{ return(adapter.mutable_commit_merge(*commit_args)) }}
+{%- endmacro %}
+
+
+{#-- Iceberg: what must commit with the run's MERGE, each append tagged with the branch's
+     snapshot (branch_commit.py): the plan's new tombstones, and an identity column's
+     high-water mark (the greater of where the plan numbered from and the highest number
+     it handed out). Empty elsewhere, and on Iceberg without either. --#}
+{% macro mutable_branch_records(definition, target_relation, change_set_relation, file_format, tombstones) -%}
+  {%- set records = [] -%}
+  {%- if file_format != 'iceberg' -%}{{ return(records) }}{%- endif -%}
+  {%- if tombstones.get('branch_insert') -%}
+    {%- do records.append(tombstones.branch_insert) -%}
+  {%- endif -%}
+  {%- if definition.get('identity_column') -%}
+    {%- set q = adapter.quote_column -%}
+    {%- set marks = adapter.mutable_identity_mark_table(target_relation) -%}
+    {%- do run_query('create table if not exists ' ~ marks ~ ' (_tag string, high_water bigint) using iceberg') -%}
+    {%- do records.append('insert into ' ~ marks ~ ' select ' ~ adapter.sql_string(adapter.mutable_tombstone_head_tag()) ~ ', greatest(cast(' ~ (definition.identity_from or 0) ~ ' as bigint), coalesce((select max(' ~ q(definition.identity_column) ~ ') from ' ~ change_set_relation ~ " where _change = 'insert'), 0))") -%}
+  {%- endif -%}
+  {{ return(records) }}
 {%- endmacro %}

@@ -229,7 +229,7 @@
   {%- if state is none -%}
     {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup, counts)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
-    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, tombstones=tombstones) -%}
+    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, records=mutable_branch_records(definition, target_relation, change_set_relation, file_format, tombstones)) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 or tombstones.new > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts, tombstones_sql=tombstones.sql) -%}
