@@ -49,10 +49,12 @@ DELTA_LANE_TESTS = [
 ]
 
 # On an Iceberg server (`lane --iceberg --local`): two dbt processes racing on an Iceberg
-# table (Iceberg commits optimistically: one commits, the other re-plans; 0 lost updates)
-# and publishing to topics on an Iceberg session. The features run on Iceberg in the
-# embedded Iceberg lane (scripts/iceberg_lane.py).
-ICEBERG_LANE_TESTS = ["tests/process/test_thrift_races.py"]
+# table (Iceberg commits optimistically: one commits, the other re-plans; 0 lost updates),
+# publishing to topics on an Iceberg session, and racing inserts numbered by an
+# identity_column (the branch commit's fast-forward refuses the second run, which
+# re-plans). The features run on Iceberg in the embedded Iceberg lane
+# (scripts/iceberg_lane.py).
+ICEBERG_LANE_TESTS = ["tests/process/test_thrift_races.py", "tests/process/test_identity_races.py"]
 
 FORMAT_LANE_TESTS = {"delta": DELTA_LANE_TESTS, "iceberg": ICEBERG_LANE_TESTS}
 

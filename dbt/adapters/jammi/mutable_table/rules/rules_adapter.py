@@ -147,6 +147,8 @@ class MutableRulesAdapterMixin(StatementsMixin):
         return {
             "deleted_ms": tombstones.DELETED_MS_COLUMN,
             "invocation": tombstones.INVOCATION_COLUMN,
+            # Iceberg: what a record append carries in place of its snapshot's id
+            "branch_head": branch_commit.HEAD_TAG,
         }
 
     @available
@@ -181,11 +183,6 @@ class MutableRulesAdapterMixin(StatementsMixin):
         self, history: Sequence[Mapping[str, Any]], version: int, file_format: str
     ) -> list[str]:
         return tombstones.tags_after(history, version, file_format)
-
-    @available
-    def mutable_tombstone_head_tag(self) -> str:
-        """What an Iceberg tombstone insert carries in place of its snapshot's id."""
-        return branch_commit.HEAD_TAG
 
     @available
     def mutable_expire_delta_tombstones(self, relation: Any, expired_predicate: str) -> None:

@@ -181,7 +181,7 @@
 {#-- Iceberg: the statement apply_merge runs after the MERGE into the run's branch, with
      the branch's snapshot in place of the head tag (commit/branch_commit.py). --#}
 {% macro prepare_iceberg_tombstones(definition, target_relation, candidates_sql) -%}
-  {{ return(prepare_merge_tombstones(definition, target_relation, candidates_sql, 'iceberg', adapter.mutable_tombstone_head_tag())) }}
+  {{ return(prepare_merge_tombstones(definition, target_relation, candidates_sql, 'iceberg', adapter.mutable_tombstone_names().branch_head)) }}
 {%- endmacro %}
 
 
