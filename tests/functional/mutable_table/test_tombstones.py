@@ -143,6 +143,25 @@ class TestTombstones(MutableProjectBase):
         )
         assert found == [("globex", "late")]
 
+    def test_iceberg_clean_up_keeps_a_fresh_branch_and_drops_a_published_one(self, project, fmt):
+        if fmt != "iceberg":
+            pytest.skip("the run's branch is Iceberg's (commit/branch_commit.py)")
+        table = f"{project.test_schema}.items"
+
+        def run_branches():
+            found = rows(project, f"select name from {table}.refs where name like 'jammi_run_%'")
+            return sorted(r[0] for r in found)
+
+        run(project, "items", {"rows": [[9, "nine", 1, ""]]})
+        # a run in progress made its branch from the current snapshot a moment ago
+        project.run_sql(f"alter table {table} create branch jammi_run_other")
+        run(project, "items", {"rows": [[9, "", 3, "d"]]})
+        assert run_branches() == ["jammi_run_other"]
+        assert (9, "nine") not in names(project)
+        # the table has moved past it: a published leftover, dropped by the next run
+        run(project, "items", {"rows": [[9, "", 4, "d"]]})
+        assert run_branches() == []
+
     # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
     @pytest.mark.connection_agnostic
     def test_full_refresh_starts_without_tombstones(self, project):

@@ -19,15 +19,24 @@ BRANCH = branch_commit.branch_name("Run-1")
 class FakeIceberg:
     """Answers the refs and history reads; records every statement."""
 
-    def __init__(self, merge_makes_snapshot=True, main_moved=False, leftover=None):
+    def __init__(self, merge_makes_snapshot=True, main_moved=False, leftover=None, drop_at=None):
         self.statements: list[str] = []
         self.refs = {"main": 10, **(leftover or {})}
-        self.history = [10]
+        self.history = [9, 10]
         self.merge_makes_snapshot = merge_makes_snapshot
         self.main_moved = main_moved
+        self.drop_at = drop_at  # another run's clean-up drops this run's branch here
 
     def __call__(self, sql: str):
         self.statements.append(sql)
+        if self.drop_at and sql.startswith(self.drop_at):  # dropped before this statement
+            self.refs.pop(BRANCH, None)
+            if sql.startswith("merge into"):
+                raise RuntimeError(f"Cannot use branch (does not exist): {BRANCH}")
+            raise RuntimeError(f"java.lang.IllegalArgumentException: Ref does not exist: {BRANCH}")
+        if self.drop_at == "after merge into" and sql.startswith("select name, snapshot_id"):
+            if any(s.startswith("merge into") for s in self.statements):
+                self.refs.pop(BRANCH, None)  # dropped between the MERGE and the refs read
         if sql.startswith("select name, snapshot_id"):
             return list(self.refs.items())
         if sql.startswith("select snapshot_id from s.items.history"):
@@ -84,11 +93,37 @@ def test_a_table_that_moved_on_is_a_conflict_then_a_clear_error():
 
 
 def test_a_published_leftover_branch_is_dropped_and_a_live_one_kept():
-    fake = FakeIceberg(leftover={"jammi_run_old": 10, "jammi_run_live": 99, "audit": 10})
+    leftover = {"jammi_run_old": 9, "jammi_run_live": 99, "jammi_run_new": 10, "audit": 9}
+    fake = FakeIceberg(leftover=leftover)
     commit(fake)
     drops = [s for s in fake.statements if "drop branch" in s]
     assert "alter table s.items drop branch if exists jammi_run_old" in drops
-    assert not any("jammi_run_live" in s or " audit" in s for s in drops)
+    # jammi_run_new sits at the current snapshot: a run that has just made it may be
+    # about to MERGE into it.
+    assert not any(name in s for s in drops for name in ("_live", "_new", " audit"))
+
+
+@pytest.mark.parametrize(
+    "drop_at",
+    ["merge into", "call spark_catalog.system.fast_forward", "after merge into"],
+)
+def test_a_branch_dropped_under_the_run_is_a_conflict(drop_at):
+    fake = FakeIceberg(drop_at=drop_at)
+    assert commit(fake) is None  # the caller re-plans
+    assert fake.refs["main"] == 10
+    with pytest.raises(MergeConflict, match="mutable_table 'items': concurrent runs"):
+        commit(FakeIceberg(drop_at=drop_at), last_attempt=True)
+
+
+def test_an_error_that_is_no_conflict_is_raised_as_it_is():
+    class Broken(FakeIceberg):
+        def __call__(self, sql):
+            if sql.startswith("call spark"):
+                raise RuntimeError("disk full")
+            return super().__call__(sql)
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        commit(Broken())
 
 
 def test_the_insert_must_carry_the_head_tag_and_the_merge_its_target():

@@ -22,10 +22,13 @@ A record counts when its tag is the id of a snapshot in the table's current ance
 (``t.history``), so a run killed before step 3 leaves records no reader takes, and one
 killed after it has committed both. A MERGE that changed nothing makes no snapshot: the
 records are then tagged with the current snapshot and count at their own commit (they
-are the run's only change). The branch is dropped after step 3 whatever happened; one left
-by a killed run is dropped by the next run once its head is in the table's ancestry, or
-stays (it keeps its snapshot's files) until it is dropped by hand
-(docs/mutable_table.md, "Deletes stay deleted").
+are the run's only change). The branch is dropped after step 3 whatever happened. One left
+by a killed run is dropped by a later run once its head is in the table's ancestry and the
+table has moved past it; until then it may be a branch another run made a moment ago
+from the current snapshot, and stays. A branch that was dropped under a run (its run
+could no longer publish: the table had moved on) is a conflict, and that run re-plans.
+A leftover whose head never reached the ancestry stays (it keeps its snapshot's files)
+until it is dropped by hand (docs/mutable_table.md, "Deletes stay deleted").
 """
 
 from __future__ import annotations
@@ -41,8 +44,18 @@ RunSql = Callable[[str], Sequence[Sequence[Any]]]
 BRANCH_PREFIX = "jammi_run_"
 # What the tombstone insert carries where the branch's head snapshot id goes.
 HEAD_TAG = "__jammi_branch_head__"
-# fast_forward refused because the table moved on since the branch was made.
-_NOT_AN_ANCESTOR = "is not an ancestor of"
+# What a refused publish says: fast_forward refused because the table moved on since the
+# branch was made, or the branch was dropped under the run (a later run's clean-up, which
+# drops only branches the table has moved past).
+_CONFLICTS = (
+    "is not an ancestor of",
+    "Cannot use branch (does not exist)",
+    "Ref does not exist",
+)
+
+
+class BranchGone(Exception):
+    """The run's branch was dropped before it could publish it."""
 
 
 def branch_name(run_id: str) -> str:
@@ -65,13 +78,28 @@ def ref_snapshots(run_sql: RunSql, target: str) -> dict[str, int]:
 
 
 def drop_published_branches(run_sql: RunSql, target: str, refs: dict[str, int]) -> None:
-    """Drop the branches of earlier runs whose head the table's ancestry holds (a run
-    killed after its fast-forward). A branch whose head is not there may belong to a run
-    still in progress, and stays."""
+    """Drop the branches of earlier runs whose head the table's ancestry holds and the
+    table has moved past (a run killed after its fast-forward). A branch at the current
+    snapshot may have been made a moment ago by a run in progress, and one whose head is
+    not in the ancestry may hold a run's unpublished MERGE: both stay."""
     published = {int(r[0]) for r in run_sql(f"select snapshot_id from {target}.history")}
+    current = refs.get("main")
     for name, snapshot in refs.items():
-        if name.startswith(BRANCH_PREFIX) and snapshot in published:
+        if name.startswith(BRANCH_PREFIX) and snapshot in published and snapshot != current:
             run_sql(f"alter table {target} drop branch if exists {name}")
+
+
+def _refused(exc: BaseException, model_name: str, last_attempt: bool) -> None:
+    """A publish refused by a concurrent commit: None for the caller to re-plan, or
+    ``MergeConflict`` on the last attempt. Any other error is raised as it is."""
+    if not isinstance(exc, BranchGone) and not any(m in str(exc) for m in _CONFLICTS):
+        raise exc
+    if last_attempt:
+        raise MergeConflict(
+            f"mutable_table '{model_name}': concurrent runs committed to the table "
+            "before this run could publish its MERGE on every attempt. Nothing of "
+            "this run was written; re-run to apply the batch on top of theirs."
+        ) from exc
 
 
 def commit_on_branch(
@@ -101,24 +129,17 @@ def commit_on_branch(
         if rows is None:
             return None
         refs = ref_snapshots(run_sql, target)
+        if branch not in refs:
+            raise BranchGone(branch)
         head = refs[branch]
         for sql in records:
             run_sql(sql.replace(HEAD_TAG, str(head)))
-        if refs.get("main") == head:
-            return rows  # the MERGE made no snapshot: the records were the change
-        try:
+        if refs.get("main") != head:  # else no snapshot was made: the records are the change
             run_sql(f"call spark_catalog.system.fast_forward('{target}', 'main', '{branch}')")
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            if _NOT_AN_ANCESTOR not in str(exc):
-                raise
-            if last_attempt:
-                raise MergeConflict(
-                    f"mutable_table '{model_name}': concurrent runs committed to the table "
-                    "before this run could publish its MERGE on every attempt. Nothing of "
-                    "this run was written; re-run to apply the batch on top of theirs."
-                ) from exc
-            return None
         return rows
+    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+        _refused(exc, model_name, last_attempt)
+        return None
     finally:
         try:
             run_sql(f"alter table {target} drop branch if exists {branch}")
