@@ -231,9 +231,10 @@ class JammiAdapter(
         if capabilities is None:
             _, table = self.execute("SET spark.sql.extensions", fetch=True)
             value = table.rows[0][1] if len(table.rows) else None
-            _, table = self.execute("SET spark.sql.catalog.spark_catalog", fetch=True)
-            catalog = table.rows[0][1] if len(table.rows) else None
-            capabilities = SessionCapabilities.from_extensions(value, catalog)
+            catalog = self._default_catalog()
+            _, table = self.execute(f"SET spark.sql.catalog.{catalog}", fetch=True)
+            implementation = table.rows[0][1] if len(table.rows) else None
+            capabilities = SessionCapabilities.from_extensions(value, implementation, catalog)
             remember_capabilities(handle, capabilities)
         return capabilities
 
@@ -264,7 +265,9 @@ class JammiAdapter(
                 "spark.sql.extensions: org.apache.iceberg.spark.extensions."
                 "IcebergSparkSessionExtensions, spark.sql.catalog.spark_catalog: "
                 "org.apache.iceberg.spark.SparkSessionCatalog, "
-                "spark.sql.catalog.spark_catalog.type: hive -- or set file_format: auto",
+                "spark.sql.catalog.spark_catalog.type: hive (or an Iceberg catalog service "
+                "as the session's spark.sql.defaultCatalog, docs/formats.md) -- or set "
+                "file_format: auto",
             )
         if requested == "delta" and not self.delta_available():
             raise JammiValidationError(

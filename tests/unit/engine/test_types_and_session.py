@@ -4,6 +4,7 @@ import decimal
 from types import SimpleNamespace
 
 import pytest
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import map_spark_type
@@ -265,6 +266,28 @@ def test_capabilities_see_iceberg_only_with_its_session_catalog():
         f"io.delta.sql.DeltaSparkSessionExtension,{extensions}", catalog
     )
     assert both.delta and both.iceberg
+    assert found.catalog == "spark_catalog"
+
+
+def test_capabilities_see_iceberg_in_a_catalog_service_as_the_default_catalog():
+    extensions = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+    # spark.sql.defaultCatalog=lake, spark.sql.catalog.lake=...SparkCatalog (type rest)
+    found = SessionCapabilities.from_extensions(
+        extensions, "org.apache.iceberg.spark.SparkCatalog", "lake"
+    )
+    assert found.iceberg and found.catalog == "lake"
+    # a default catalog that is not Iceberg's
+    other = SessionCapabilities.from_extensions(extensions, "com.example.Catalog", "lake")
+    assert not other.iceberg
+    assert SessionCapabilities.from_extensions(extensions, None, "<undefined>").catalog == (
+        "spark_catalog"
+    )
+
+
+@pytest.mark.parametrize("name", ["lake; drop table t", "a.b", "`x`"])
+def test_a_default_catalog_name_that_cannot_be_spliced_is_refused(name):
+    with pytest.raises(DbtRuntimeError, match="spark.sql.defaultCatalog is .* Fix: name"):
+        SessionCapabilities.from_extensions("", "org.apache.iceberg.spark.SparkCatalog", name)
 
 
 def resolve(requested, model, delta=False, iceberg=False):

@@ -26,6 +26,7 @@ class FakeIceberg:
         self.merge_makes_snapshot = merge_makes_snapshot
         self.main_moved = main_moved
         self.drop_at = drop_at  # another run's clean-up drops this run's branch here
+        self.catalog = "spark_catalog"
 
     def __call__(self, sql: str):
         self.statements.append(sql)
@@ -45,6 +46,8 @@ class FakeIceberg:
             self.refs[BRANCH] = self.refs["main"]
         elif sql.startswith("merge into") and self.merge_makes_snapshot:
             self.refs[BRANCH] = 11
+        elif sql.startswith("call lake.system.fast_forward") and self.catalog == "lake":
+            self.refs["main"] = self.refs[BRANCH]
         elif sql.startswith("call spark_catalog.system.fast_forward"):
             if self.main_moved:
                 raise RuntimeError(f"Cannot fast-forward: main is not an ancestor of {BRANCH}")
@@ -54,7 +57,7 @@ class FakeIceberg:
 
 def commit(fake, last_attempt=False):
     return branch_commit.commit_on_branch(
-        fake, MERGE, "s.items", "Run-1", [INSERT, MARK], "items", last_attempt
+        fake, MERGE, "s.items", "Run-1", [INSERT, MARK], "items", last_attempt, "spark_catalog"
     )
 
 
@@ -74,6 +77,19 @@ def test_the_merge_goes_to_the_branch_and_the_fast_forward_commits_it_with_its_t
     )
     assert fake.refs["main"] == 11
     assert fake.statements[-1] == f"alter table s.items drop branch if exists {BRANCH}"
+
+
+def test_the_fast_forward_is_the_default_catalogs_procedure():
+    fake = FakeIceberg()
+    fake.catalog = "lake"
+    assert (
+        branch_commit.commit_on_branch(
+            fake, MERGE, "s.items", "Run-1", [INSERT, MARK], "items", False, "lake"
+        )
+        == []
+    )
+    assert "call lake.system.fast_forward('s.items', 'main', 'jammi_run_run_1')" in fake.statements
+    assert fake.refs["main"] == 11
 
 
 def test_a_merge_that_made_no_snapshot_tags_its_tombstones_with_the_current_one():
@@ -130,7 +146,7 @@ def test_the_insert_must_carry_the_head_tag_and_the_merge_its_target():
     for records in ([], [INSERT, "insert into x select 1"]):
         with pytest.raises(ValueError, match="head tag"):
             branch_commit.commit_on_branch(
-                FakeIceberg(), MERGE, "s.items", "r", records, "items", False
+                FakeIceberg(), MERGE, "s.items", "r", records, "items", False, "spark_catalog"
             )
     with pytest.raises(ValueError, match="not a MERGE into s.other"):
         branch_commit.merge_into_branch(MERGE, "s.other", BRANCH)

@@ -154,10 +154,14 @@ def test_expire_snapshots_is_refused_off_iceberg(file_format, reason):
 
 
 def test_the_procedure_keeps_versions_kept_snapshots():
-    sql = expire_snapshots_sql("analytics", "orders", 3, now_ms=1767225600000)  # 2026-01-01
-    assert sql == (
+    sql = expire_snapshots_sql("spark_catalog", "analytics", "orders", 3, 1767225600000)
+    assert sql == (  # older_than: a day past 2026-01-01, the client's clock
         "call spark_catalog.system.expire_snapshots(table => 'analytics.orders', "
         "older_than => timestamp '2026-01-02 00:00:00', retain_last => 3)"
+    )
+    # a catalog service as the session's default catalog: its own procedures
+    assert expire_snapshots_sql("lake", "analytics", "orders", 3, 1767225600000).startswith(
+        "call lake.system.expire_snapshots(table => 'analytics.orders', "
     )
 
 

@@ -3,10 +3,12 @@ topic registration) run through the adapter's connection."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Optional
 
 from dbt.adapters.base.meta import AdapterMeta
+from dbt_common.exceptions import DbtRuntimeError
 
 # Spark's optimizer infers filters from every alias of a constrained column; over the
 # change set's projection (one CASE on the change kind per column) that inference grows
@@ -16,6 +18,25 @@ CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
 
 # Where a connection's handle keeps its server's Spark version (``_spark_version``).
 SPARK_VERSION_ATTR = "_jammi_spark_version"
+# ... and its default catalog's name (``_default_catalog``).
+DEFAULT_CATALOG_ATTR = "_jammi_default_catalog"
+# The catalog Spark resolves ``schema.table`` in when spark.sql.defaultCatalog is unset.
+DEFAULT_CATALOG = "spark_catalog"
+
+
+def default_catalog_name(setting: Optional[str]) -> str:
+    """``spark.sql.defaultCatalog`` as the session reports it: a plain identifier (it is
+    spliced into ``SET`` and ``CALL`` statements), ``spark_catalog`` when unset."""
+    name = "" if setting in (None, "<undefined>") else str(setting).strip()
+    if not name:
+        return DEFAULT_CATALOG
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise DbtRuntimeError(
+            f"spark.sql.defaultCatalog is {name!r}: the adapter needs a catalog name of "
+            "letters, digits and underscores. Fix: name the catalog that way in the "
+            "profile's server_side_parameters (spark.sql.catalog.<name>)."
+        )
+    return name
 
 
 class StatementsMixin(metaclass=AdapterMeta):
@@ -57,3 +78,14 @@ class StatementsMixin(metaclass=AdapterMeta):
             version = str(rows[0][0]) if rows else ""
             setattr(handle, SPARK_VERSION_ATTR, version)
         return str(version)
+
+    def _default_catalog(self) -> str:
+        """The catalog dbt's ``schema.table`` names resolve in (``spark.sql.defaultCatalog``,
+        once per connection): where Iceberg's procedures are called."""
+        handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
+        catalog = getattr(handle, DEFAULT_CATALOG_ATTR, None)
+        if catalog is None:
+            rows = self._run_sql("set spark.sql.defaultCatalog")
+            catalog = default_catalog_name(rows[0][1] if rows else None)
+            setattr(handle, DEFAULT_CATALOG_ATTR, catalog)
+        return str(catalog)

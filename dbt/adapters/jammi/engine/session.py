@@ -14,6 +14,7 @@ from typing import Any, Optional
 from dbt.include import jammi as jammi_include
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG, default_catalog_name
 from dbt.adapters.jammi.credentials import (
     LAUNCH_DEFAULTS,
     SESSION_SQL_DEFAULTS,
@@ -132,25 +133,36 @@ def ensure_java() -> None:
 class SessionCapabilities:
     """What the connected Spark session supports; probed once per connection.
 
-    ``iceberg``: Iceberg's SQL extensions (MERGE INTO, time travel) are loaded *and* the
-    session catalog (``spark_catalog``) is Iceberg's SparkSessionCatalog, so a
-    ``create table ... using iceberg`` in a dbt schema makes an Iceberg table."""
+    ``iceberg``: Iceberg's SQL extensions (MERGE INTO, time travel, procedures) are loaded
+    *and* the catalog that dbt's ``schema.table`` names resolve in is Iceberg's: the
+    session catalog (``spark_catalog``) replaced by Iceberg's SparkSessionCatalog, or the
+    session's default catalog (``spark.sql.defaultCatalog``) an Iceberg SparkCatalog, as
+    users of a REST catalog configure it (docs/formats.md). ``catalog``: that catalog's
+    name, whose procedures (``CALL <catalog>.system...``) the adapter calls."""
 
     delta: bool
     extensions: str
     iceberg: bool = False
+    catalog: str = DEFAULT_CATALOG
 
     @classmethod
     def from_extensions(
-        cls, extensions: Optional[str], session_catalog: Optional[str] = None
+        cls,
+        extensions: Optional[str],
+        catalog_class: Optional[str] = None,
+        catalog: Optional[str] = None,
     ) -> SessionCapabilities:
+        """From the session's settings: ``spark.sql.extensions``, the class of the
+        default catalog (``spark.sql.catalog.<name>``) and its name
+        (``spark.sql.defaultCatalog``, ``spark_catalog`` when unset)."""
         value = "" if extensions in (None, "<undefined>") else str(extensions)
-        catalog = "" if session_catalog in (None, "<undefined>") else str(session_catalog)
+        implementation = "" if catalog_class in (None, "<undefined>") else str(catalog_class)
         return cls(
             delta="DeltaSparkSessionExtension" in value,
             extensions=value,
             iceberg="IcebergSparkSessionExtensions" in value
-            and catalog.startswith("org.apache.iceberg.spark."),
+            and implementation.startswith("org.apache.iceberg.spark."),
+            catalog=default_catalog_name(catalog),
         )
 
 

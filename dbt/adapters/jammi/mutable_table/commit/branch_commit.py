@@ -13,7 +13,8 @@ whose only commit to the table is the last:
 2. the run's records are appended, tagged with that snapshot's id (``head``): its
    tombstones to ``t__jammi_tombstones``, an identity column's high-water mark to
    ``t__jammi_identity``;
-3. ``CALL system.fast_forward(t, 'main', branch)`` makes the branch's snapshot the table's
+3. ``CALL <catalog>.system.fast_forward(t, 'main', branch)`` (the session's default
+   catalog, where ``t`` resolves) makes the branch's snapshot the table's
    current one: one atomic catalog commit, refused when another run committed to the
    table after the branch was made (main is then no ancestor of the branch): a conflict,
    and the run re-plans, as for a refused MERGE.
@@ -110,11 +111,13 @@ def commit_on_branch(
     records: Sequence[str],
     model_name: str,
     last_attempt: bool,
+    catalog: str,
 ) -> Optional[Sequence[Sequence[Any]]]:
     """Steps 1-3 above. ``records``: the appends tagged with the branch's snapshot (the
     tombstones, an identity column's high-water mark). The MERGE's result rows once
     committed; None when another run committed first and the caller may re-plan;
-    ``MergeConflict`` on the last attempt."""
+    ``MergeConflict`` on the last attempt. ``catalog``: the session's default catalog,
+    whose ``fast_forward`` procedure publishes the branch."""
     if not records or any(HEAD_TAG not in sql for sql in records):
         raise ValueError("every record append must carry the branch head tag")
     branch = branch_name(run_id)
@@ -135,7 +138,7 @@ def commit_on_branch(
         for sql in records:
             run_sql(sql.replace(HEAD_TAG, str(head)))
         if refs.get("main") != head:  # else no snapshot was made: the records are the change
-            run_sql(f"call spark_catalog.system.fast_forward('{target}', 'main', '{branch}')")
+            run_sql(f"call {catalog}.system.fast_forward('{target}', 'main', '{branch}')")
         return rows
     except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
         _refused(exc, model_name, last_attempt)

@@ -98,6 +98,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             list(records),
             model_name,
             last_attempt,
+            self._default_catalog(),
         )
         if rows is None:
             return {"committed": False, "counts": None}

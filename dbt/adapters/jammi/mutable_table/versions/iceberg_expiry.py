@@ -8,7 +8,7 @@ Delta table. With ``expire_snapshots: true`` a run (and a rollback) that leaves 
 table with more snapshots than ``versions_kept`` ends by expiring the others with
 Iceberg's procedure::
 
-    CALL spark_catalog.system.expire_snapshots(
+    CALL <catalog>.system.expire_snapshots(
       table => 'schema.table', older_than => TIMESTAMP '...', retain_last => <versions_kept>)
 
 ``retain_last`` keeps the newest ``versions_kept`` ancestors of the current snapshot,
@@ -18,10 +18,11 @@ ago, which would keep every recent snapshot) is a day past this client's clock, 
 Iceberg then deletes the files only expired snapshots referenced. An expired snapshot is
 gone for every reader, not only for the adapter.
 
-The catalog is ``spark_catalog``: dbt-spark names a table ``schema.table`` in the
-session catalog, which Iceberg's ``SparkSessionCatalog`` replaces. Its procedures
-(``CALL``) are Iceberg's SQL extensions (``spark.sql.extensions``), which the table's
-write order statement needs too.
+The catalog is the session's default one (``spark.sql.defaultCatalog``): dbt-spark names
+a table ``schema.table``, which resolves there -- ``spark_catalog``, which Iceberg's
+``SparkSessionCatalog`` replaces, or an Iceberg catalog service such as a REST catalog
+(docs/formats.md). Its procedures (``CALL``) are Iceberg's SQL extensions
+(``spark.sql.extensions``), which the table's write order statement needs too.
 
 Refused, before any SQL runs, on a table whose format is not Iceberg: parquet/orc runs
 already remove the versions beyond ``versions_kept``, and a Delta table's storage is
@@ -38,7 +39,6 @@ from dbt.adapters.jammi.common.validation import require_bool, sql_string_litera
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
 
 OPTION = "expire_snapshots"
-CATALOG = "spark_catalog"
 ICEBERG = "iceberg"
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 # older_than this far past the client's clock (module docstring)
@@ -74,11 +74,14 @@ def snapshot_count_sql(relation: str) -> str:
     return f"select count(*) from {relation}.snapshots"
 
 
-def expire_snapshots_sql(schema: str, identifier: str, versions_kept: int, now_ms: int) -> str:
-    """The procedure call that keeps the newest ``versions_kept`` snapshots of the table."""
+def expire_snapshots_sql(
+    catalog: str, schema: str, identifier: str, versions_kept: int, now_ms: int
+) -> str:
+    """The procedure call that keeps the newest ``versions_kept`` snapshots of the table;
+    ``catalog``: the session's default catalog, where ``schema.identifier`` resolves."""
     older_than = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((now_ms + CLOCK_MARGIN_MS) / 1000))
     return (
-        f"call {CATALOG}.system.expire_snapshots("
+        f"call {catalog}.system.expire_snapshots("
         f"table => {sql_string_literal(f'{schema}.{identifier}')}, "
         f"older_than => timestamp {sql_string_literal(older_than)}, "
         f"retain_last => {max(1, int(versions_kept))})"

@@ -244,7 +244,11 @@ class VersionsAdapterMixin(StatementsMixin):
         if before <= versions_kept:
             return 0
         call = iceberg_expiry.expire_snapshots_sql(
-            str(relation.schema), str(relation.identifier), versions_kept, clock.now_ms()
+            self._default_catalog(),
+            str(relation.schema),
+            str(relation.identifier),
+            versions_kept,
+            clock.now_ms(),
         )
         try:
             self._run_sql(call)
