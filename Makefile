@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -78,9 +78,16 @@ delta-lane: jars
 # SparkSessionCatalog on the embedded Hive metastore; scripts/iceberg_lane.py):
 # JAMMI_ICEBERG_JARS (jar files) overrides the coordinates; JAMMI_ICEBERG_REQUIRED=1 fails
 # where Iceberg does not load instead of skipping; part of `make test`.
+# Then its catalog service slice: the sessions' default catalog an Iceberg REST catalog
+# server from Maven (scripts/iceberg_rest_catalog.py; `make iceberg-rest-lane` alone).
 iceberg-lane: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/iceberg_lane.py
+	@$(BIN)/python scripts/iceberg_lane.py --rest
+
+iceberg-rest-lane: jars
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/iceberg_lane.py --rest
 
 # Spark Thrift Server on loopback (from PySpark's own jars), integration_project with
 # --target thrift, then the feature tests with method: thrift; see docs/connecting.md.

@@ -16,7 +16,8 @@ counts as passing in CI).
 Only the tests of the Iceberg path run here (TESTS): the classes parametrized over
 formats (`fmt`; their iceberg param only, tests/conftest.py), commit conflicts, kept
 versions, scd2, topics, `file_format: auto`, the refusals, and merge-on-read tables with
-snapshot expiry. Tests marked
+snapshot expiry. `--rest` runs REST_TESTS with the sessions' default catalog an Iceberg
+REST catalog server instead (scripts/iceberg_rest_catalog.py). Tests marked
 `iceberg_lane_skip` (the planner's own decisions, which the default lane already runs
 the same on every format) and `iceberg_refused` (tests/conftest.py) are deselected.
 """
@@ -95,6 +96,19 @@ TESTS = [
     "tests/functional/adapter/test_iceberg_table_model.py",
 ]
 
+# The catalog service slice (`--rest`, after the Hive catalog's run in `make iceberg-lane`):
+# the same sessions with Iceberg's REST catalog server as their default catalog
+# (scripts/iceberg_rest_catalog.py): upserts, the branch commit's tombstones and identity
+# numbers, kept versions with their rollback and snapshot expiry, and what differs there
+# (a topic is refused: its claims are partitions of the session catalog).
+REST_TESTS = [
+    f"{MUTABLE}/test_mutable_upsert.py",
+    f"{MUTABLE}/test_tombstones.py",
+    f"{MUTABLE}/test_identity_column.py",
+    f"{MUTABLE}/test_versions.py",
+    "tests/functional/adapter/test_iceberg_catalog_service.py",  # auto, drop schema, topics
+]
+
 # Deselected: the Thrift-only tests and the planner-only tests of the files above that the
 # default and Delta lanes already run the same (`iceberg_lane_skip`).
 ONLY = "not thrift and not iceberg_lane_skip"
@@ -134,6 +148,7 @@ def skipped(reason: str) -> int:
 
 def main(argv: list[str]) -> int:
     gate = "--gate" in argv  # the gate's Iceberg slice (lane_map.GATE_SLICES)
+    rest = "--rest" in argv  # REST_TESTS on a REST catalog server
     spark = installed_pyspark_version()
     override = os.environ.get("JAMMI_ICEBERG_JARS")
     release = iceberg_release(spark)
@@ -156,13 +171,22 @@ def main(argv: list[str]) -> int:
     if problem:
         return skipped(f"Iceberg is not available on this machine ({problem})")
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="iceberg")
-    selected = GATE_SLICES["iceberg"] if gate else TESTS
+    selected = REST_TESTS if rest else GATE_SLICES["iceberg"] if gate else TESTS
     tests = [*selected, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", ONLY]
     print(
         f"iceberg lane: {'the gate slice of ' if gate else ''}the feature tests with "
         f"file_format=iceberg (PySpark {spark}, {source})"
+        + (", the default catalog an Iceberg REST catalog server" if rest else "")
     )
-    return subprocess.call([sys.executable, "-m", "pytest", *tests], env=env, cwd=REPO)
+    pytest = [sys.executable, "-m", "pytest", *tests]
+    if rest:  # the server for the run, its URI in JAMMI_ICEBERG_REST_URI (tests/conftest.py)
+        pytest = [
+            sys.executable,
+            str(REPO / "scripts" / "iceberg_rest_catalog.py"),
+            "run",
+            "--",
+        ] + (pytest)
+    return subprocess.call(pytest, env=env, cwd=REPO)
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts/iceberg_probe.py", ("iceberg-lane", "thrift-iceberg-lane")),
     ("scripts/delta_lane.py", ("delta-lane",)),
     ("scripts/iceberg_lane.py", ("iceberg-lane",)),
+    ("scripts/iceberg_rest_catalog.py", ("iceberg-lane",)),
     ("scripts/connect_server.py", ("connect-lane", "spark4-check")),
     ("scripts/spark_cluster.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
     ("scripts/spark_thrift_server.py", ("thrift-lane", "thrift-delta-lane", "connect-lane")),

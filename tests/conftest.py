@@ -10,6 +10,9 @@ Lanes, chosen with environment variables (the Makefile sets them):
                                         parquet); delta and iceberg load their runtime
                                         (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS: jar files
                                         instead of Maven coordinates)
+- JAMMI_ICEBERG_REST_URI=http://...     with iceberg: the sessions' default catalog is that
+                                        Iceberg REST catalog, not the Hive session catalog
+                                        (scripts/iceberg_rest_catalog.py serves one)
 - JAMMI_TEST_METHOD=session|thrift|connect  how dbt connects (thrift: JAMMI_THRIFT_HOST/PORT;
                                         connect: JAMMI_CONNECT_URL, scripts/connect_server.py)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
@@ -37,6 +40,7 @@ from dbt.adapters.jammi.engine.jar_releases import (
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from hive_lock_tables import ensure_lock_tables  # noqa: E402  (scripts/)
 from iceberg_probe import ICEBERG_CONFS  # noqa: E402  (scripts/: Iceberg's session settings)
+from iceberg_rest_catalog import URI_VARIABLE, rest_catalog_confs  # noqa: E402  (scripts/)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -114,6 +118,11 @@ lane_file_format = test_file_format
 lane_method = test_method
 
 
+def rest_catalog_uri() -> str:
+    """The Iceberg REST catalog the lane serves (scripts/iceberg_rest_catalog.py), or ''."""
+    return os.environ.get(URI_VARIABLE, "")
+
+
 def session_parameters(file_format: str) -> dict:
     """An embedded session's settings that load ``file_format`` (delta, iceberg; {} for
     the others): its extension and catalog, and its jars -- the jar-file override
@@ -125,6 +134,9 @@ def session_parameters(file_format: str) -> dict:
         return {}
     settings, jars_variable, packages_variable, coordinates = runtime
     params = dict(settings)
+    if file_format == "iceberg" and rest_catalog_uri():
+        # the Iceberg lane's catalog service slice: the REST catalog as the default catalog
+        params = rest_catalog_confs(rest_catalog_uri())
     jars = os.environ.get(jars_variable)
     if jars:
         params["spark.jars"] = jars
@@ -181,7 +193,7 @@ def _iceberg_lock_tables():
     """On the embedded Iceberg lane, Hive's lock tables in the process's Derby metastore
     before its Spark session opens it: Iceberg's commits hold Hive's table lock, so
     racing writers serialize (scripts/hive_lock_tables.py says why)."""
-    if test_file_format() == "iceberg" and test_method() == "session":
+    if test_file_format() == "iceberg" and test_method() == "session" and not rest_catalog_uri():
         ensure_lock_tables(Path(_STATE_DIR), session_parameters("iceberg"))
 
 

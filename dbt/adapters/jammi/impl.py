@@ -21,6 +21,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.jammi.common.config_keys import adapter_config_fields
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
+from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
     sql_string_literal,
@@ -109,6 +110,22 @@ class JammiAdapter(
         )
         return [relation for relation in relations if relation.schema]
 
+    def drop_schema(self, relation: BaseRelation) -> None:
+        """dbt-spark's ``drop schema ... cascade``, which an Iceberg catalog service
+        refuses for a namespace that holds tables (a REST catalog drops only empty
+        namespaces): there the schema's views and tables are dropped first, one by one
+        (docs/formats.md, "An Iceberg catalog service")."""
+        if self._default_catalog() != DEFAULT_CATALOG:
+            schema = quote_identifier(str(relation.schema))
+            for kind in ("view", "table"):
+                try:
+                    names = [row[1] for row in self._run_sql(f"show {kind}s in {schema}")]
+                except Exception:  # noqa: BLE001 - no such schema: nothing to empty
+                    return
+                for name in names:
+                    self._run_sql(f"drop {kind} if exists {schema}.{quote_identifier(name)}")
+        super().drop_schema(relation)
+
     @available.parse_list
     def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         """dbt-spark's columns, except while dbt types a unit test's fixture for a topic
@@ -176,6 +193,17 @@ class JammiAdapter(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         definition = TopicDefinition.from_config(model_name, _schema_pairs(columns), config)
+        catalog = self._default_catalog()
+        if catalog != DEFAULT_CATALOG:
+            raise JammiValidationError(
+                f"topic '{model_name}'",
+                f"the session's default catalog is '{catalog}' (spark.sql.defaultCatalog); a "
+                "topic claims its offsets and registrations as table partitions of the "
+                "session catalog, which a catalog such as an Iceberg REST catalog does not "
+                'keep (docs/formats.md, "An Iceberg catalog service")',
+                "build topics from a session whose default catalog is spark_catalog (a "
+                "separate dbt target), or keep them out of this project",
+            )
         if config.get("registry_schema"):
             logger.warning(
                 f"topic '{model_name}': registry_schema applies to mutable_table registries; "
