@@ -107,6 +107,7 @@ REST_TESTS = [
     f"{MUTABLE}/test_identity_column.py",
     f"{MUTABLE}/test_versions.py",
     "tests/functional/adapter/test_iceberg_catalog_service.py",  # auto, drop schema, topics
+    "tests/process/test_rest_catalog_races.py",  # two sessions' JVMs racing on the catalog
 ]
 
 # Deselected: the Thrift-only tests and the planner-only tests of the files above that the

@@ -271,6 +271,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tests/process/test_thrift_races.py", ("thrift-lane", "thrift-delta-lane", "connect-lane")),
     ("tests/process/test_identity_races.py", ("thrift-lane", "thrift-delta-lane")),
     ("tests/process/test_rollback_race.py", ("thrift-lane",)),
+    ("tests/process/test_rest_catalog_races.py", ("iceberg-lane",)),
     ("tests/process/test_tail.py", ("thrift-lane",)),
     ("bench/*", ("checks",)),
 )
