@@ -131,6 +131,20 @@ def test_a_branch_dropped_under_the_run_is_a_conflict(drop_at):
         commit(FakeIceberg(drop_at=drop_at), last_attempt=True)
 
 
+def test_a_record_append_stopped_by_the_identity_guard_is_a_conflict():
+    # the mark's insert reads the change set again; another run stored higher numbers
+    class Moved(FakeIceberg):
+        def __call__(self, sql):
+            if sql.startswith("insert into s.items__jammi_identity"):
+                raise RuntimeError("jammi-identity-moved: another run stored numbers above 12")
+            return super().__call__(sql)
+
+    fake = Moved()
+    assert commit(fake) is None  # the caller re-plans
+    assert not any("fast_forward" in s for s in fake.statements)
+    assert fake.refs["main"] == 10
+
+
 def test_an_error_that_is_no_conflict_is_raised_as_it_is():
     class Broken(FakeIceberg):
         def __call__(self, sql):

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MergeConflict, commit_merge
+from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
@@ -93,7 +94,11 @@ def drop_published_branches(run_sql: RunSql, target: str, refs: dict[str, int]) 
 def _refused(exc: BaseException, model_name: str, last_attempt: bool) -> None:
     """A publish refused by a concurrent commit: None for the caller to re-plan, or
     ``MergeConflict`` on the last attempt. Any other error is raised as it is."""
-    if not isinstance(exc, BranchGone) and not any(m in str(exc) for m in _CONFLICTS):
+    message = str(exc)
+    # identity_moved: the record appends read the run's change set again, whose identity
+    # guard stops when another run stored higher numbers since the plan (rules/identity.py)
+    conflict = any(m in message for m in _CONFLICTS) or identity_moved(message)
+    if not isinstance(exc, BranchGone) and not conflict:
         raise exc
     if last_attempt:
         raise MergeConflict(
