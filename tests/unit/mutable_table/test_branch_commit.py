@@ -145,6 +145,32 @@ def test_a_record_append_stopped_by_the_identity_guard_is_a_conflict():
     assert fake.refs["main"] == 10
 
 
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "alter table s.items create branch",
+        "alter table s.items drop branch if exists jammi_run_run_1",
+    ],
+)
+def test_a_branch_create_that_lost_the_catalogs_swap_is_a_conflict(statement):
+    # another run's commit changed the table's metadata between this run's read and swap
+    class Raced(FakeIceberg):
+        def __call__(self, sql):
+            if sql.startswith(statement) and not any("merge" in s for s in self.statements):
+                self.statements.append(sql)
+                raise RuntimeError(
+                    "org.apache.iceberg.exceptions.CommitFailedException: "
+                    "Table metadata refresh is required"
+                )
+            return super().__call__(sql)
+
+    fake = Raced()
+    assert commit(fake) is None  # the caller re-plans
+    assert not any(s.startswith("merge into") for s in fake.statements)
+    with pytest.raises(MergeConflict, match="concurrent runs"):
+        commit(Raced(), last_attempt=True)
+
+
 def test_an_error_that_is_no_conflict_is_raised_as_it_is():
     class Broken(FakeIceberg):
         def __call__(self, sql):

@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MergeConflict, commit_merge
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_moved
 
@@ -95,9 +96,15 @@ def _refused(exc: BaseException, model_name: str, last_attempt: bool) -> None:
     """A publish refused by a concurrent commit: None for the caller to re-plan, or
     ``MergeConflict`` on the last attempt. Any other error is raised as it is."""
     message = str(exc)
-    # identity_moved: the record appends read the run's change set again, whose identity
-    # guard stops when another run stored higher numbers since the plan (rules/identity.py)
-    conflict = any(m in message for m in _CONFLICTS) or identity_moved(message)
+    # is_commit_conflict: the branch's create or drop lost the catalog's swap to another
+    # run's commit. identity_moved: the record appends read the run's change set again,
+    # whose identity guard stops when another run stored higher numbers since the plan
+    # (rules/identity.py).
+    conflict = (
+        any(m in message for m in _CONFLICTS)
+        or is_commit_conflict(message)
+        or identity_moved(message)
+    )
     if not isinstance(exc, BranchGone) and not conflict:
         raise exc
     if last_attempt:
@@ -127,10 +134,10 @@ def commit_on_branch(
         raise ValueError("every record append must carry the branch head tag")
     branch = branch_name(run_id)
     refs = ref_snapshots(run_sql, target)
-    drop_published_branches(run_sql, target, {n: s for n, s in refs.items() if n != branch})
-    run_sql(f"alter table {target} drop branch if exists {branch}")
-    run_sql(f"alter table {target} create branch {branch}")
     try:
+        drop_published_branches(run_sql, target, {n: s for n, s in refs.items() if n != branch})
+        run_sql(f"alter table {target} drop branch if exists {branch}")
+        run_sql(f"alter table {target} create branch {branch}")
         rows = commit_merge(
             run_sql, merge_into_branch(merge_sql, target, branch), model_name, last_attempt
         )
