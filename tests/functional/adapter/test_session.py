@@ -4,7 +4,7 @@
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from tests.conftest import test_file_format
+from tests.conftest import rest_catalog_uri, test_file_format
 
 
 class TestCapabilityProbe:
@@ -28,7 +28,13 @@ class TestCapabilityProbe:
                     adapter.resolve_file_format("auto", "m")
         finally:
             del adapter.execute
-        assert calls == ["SET spark.sql.extensions", "SET spark.sql.catalog.spark_catalog"]
+        # the extensions, the default catalog's name, then its class
+        catalog = "jammi_rest" if rest_catalog_uri() else "spark_catalog"
+        assert calls == [
+            "SET spark.sql.extensions",
+            "set spark.sql.defaultCatalog",
+            f"SET spark.sql.catalog.{catalog}",
+        ]
         assert first == (test_file_format() == "delta")
         assert iceberg == (test_file_format() == "iceberg")
 
