@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.jammi.topic import publish
+from dbt.adapters.jammi.topic.consumers import ConsumedRange, ConsumerBounds
 from dbt.adapters.jammi.topic.publish import (
-    ConsumedRange,
-    ConsumerBounds,
     TopicPublishError,
+    apply_retention,
     claim_offset,
     delta_publish_sql,
     events_select_sql,
@@ -141,6 +141,27 @@ def test_retention_sql_per_format():
     )
     assert retention_sql("s.t", [2, 1], "delta") == "delete from s.t where _offset <= 2"
     assert retention_sql("s.t", [], "delta") is None
+
+
+def test_retention_drops_what_the_plan_allows_counting_the_publish_to_come():
+    statements = []
+
+    def run(sql):
+        statements.append(sql)
+        return [(1, NOW), (2, NOW), (3, NOW)] if sql.startswith("select _offset") else []
+
+    plan = apply_retention(run, "s.t", "parquet", 2, None, [2])
+    assert plan.drop == (1, 2)
+    assert statements == [
+        "select _offset, max(_produced_at) from s.t group by _offset",
+        "alter table s.t drop if exists partition (_offset=1), partition (_offset=2)",
+    ]
+    statements.clear()
+    assert apply_retention(run, "s.t", "parquet", 2, None, [0]).held_by_consumers == (1, 2)
+    assert len(statements) == 1  # a consumer holds both: nothing dropped
+    statements.clear()
+    assert apply_retention(run, "s.t", "delta", None, None, []).drop == ()
+    assert statements == []  # no retention configured: not even a read
 
 
 def test_events_select_renames_engine_columns_and_binds_range():

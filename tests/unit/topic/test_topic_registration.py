@@ -175,15 +175,9 @@ class Relation:
     identifier = "cdc_orders"
 
 
-class StagingAdapter(Adapter):
-    @staticmethod
-    def topic_now_micros():
-        return 1_800_000_000_000_000
-
-
 def staging_macros():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
-    context = {"adapter": StagingAdapter(), "tojson": json.dumps}
+    context = {"adapter": Adapter(), "tojson": json.dumps}
     return env.get_template("topic_registry.sql").make_module(context)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
@@ -12,6 +14,7 @@ from dbt.adapters.jammi.topic.staging import (
     STAGE_MAX_AGE_S,
     check_claimable,
     publish_id,
+    remove_stale_stage_tables,
     staged_at,
     stale_staging_dirs,
 )
@@ -60,3 +63,24 @@ def test_claim_offset_does_not_commit_an_abandoned_batch(monkeypatch):
     with pytest.raises(JammiValidationError, match="more than 12 h old"):
         claim_offset(run_sql, "s.__topic_x", stale, "parquet")
     assert not any(s.startswith("alter table") for s in statements)
+
+
+def test_a_delta_publish_drops_only_stage_tables_failed_over_a_day_ago():
+    now_s = int(time.time())
+    old, young = f"{now_s - STAGE_MAX_AGE_S - 60}_0123456789ab", f"{now_s - 60}_0123456789ab"
+    statements = []
+
+    def run(sql):
+        statements.append(sql)
+        if sql.startswith("show tables"):
+            return [
+                ("s", f"__topic_x__stage_{old}", False),
+                ("s", f"__topic_x__stage_{young}", False),
+            ]
+        return []
+
+    assert remove_stale_stage_tables(run, "s", "__topic_x") == [f"__topic_x__stage_{old}"]
+    assert statements == [
+        "show tables in s like '__topic_x__stage_*'",
+        f"drop table if exists s.__topic_x__stage_{old}",
+    ]

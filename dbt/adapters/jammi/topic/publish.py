@@ -14,14 +14,14 @@ that needs to catch an engine error, which Jinja cannot do:
   (``ConcurrentAppendException``, the table is set to ``Serializable``), and the loser
   retries.
 - ``retention_plan``: which offsets may be dropped.
-- ``ConsumerBounds``: the offset range a consumer model read at compile time, kept in
-  the adapter process until the consumer's post-hook records it as consumed.
+- ``apply_retention``: reads what is stored and what the consumers consumed, drops
+  the offsets the plan allows.
+- ``events_select_sql``: the events a consumer reads (topic/consumers.py records them).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -74,6 +74,15 @@ def offsets_from_partitions(rows: Iterable[Sequence[Any]]) -> list[int]:
         if match:
             offsets.append(int(match.group(1)))
     return sorted(offsets)
+
+
+def high_water_mark(run_sql: RunSql, backing: str, file_format: str) -> int:
+    """The newest committed offset of a topic (0: none): delta's ``max(_offset)``, a
+    parquet topic's newest partition (listed by the metastore, no data read)."""
+    if file_format == "delta":
+        return int(run_sql(f"select coalesce(max(_offset), 0) from {backing}")[0][0])
+    offsets = offsets_from_partitions(run_sql(show_partitions_sql(backing)))
+    return offsets[-1] if offsets else 0
 
 
 def next_offset(offsets: Iterable[Optional[int]]) -> int:
@@ -228,50 +237,29 @@ def retention_plan(
     return RetentionPlan(tuple(drop), tuple(held))
 
 
-# --- consumers -----------------------------------------------------------------
+def apply_retention(
+    run_sql: RunSql,
+    backing: str,
+    file_format: str,
+    retention_offsets: Optional[int],
+    retention_ms: Optional[int],
+    consumer_offsets: Iterable[Optional[int]],
+) -> RetentionPlan:
+    """Drop the expired offsets every registered consumer has consumed (``retention_plan``,
+    counting the publish about to be committed); returns the plan it carried out."""
+    if retention_offsets is None and retention_ms is None:
+        return RetentionPlan((), ())
+    stored = run_sql(f"select _offset, max(_produced_at) from {backing} group by _offset")
+    plan = retention_plan(
+        stored, retention_offsets, retention_ms, consumer_offsets, now_micros(), incoming=1
+    )
+    statement = retention_sql(backing, plan.drop, file_format)
+    if statement:
+        run_sql(statement)
+    return plan
 
 
-@dataclass(frozen=True)
-class ConsumedRange:
-    """What a consumer model read from one topic: offsets in (after, upto]."""
-
-    topic_schema: str
-    topic_id: str
-    after: int
-    upto: int
-    tenant: Optional[str] = None
-    backing: str = ""  # the topic's table, for the count of events read
-    name: str = ""  # the topic as the consumer named it (schema.model), for its report
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "topic_schema": self.topic_schema,
-            "topic_id": self.topic_id,
-            "after": self.after,
-            "upto": self.upto,
-            "tenant": self.tenant,
-            "backing": self.backing,
-            "name": self.name,
-        }
-
-
-class ConsumerBounds:
-    """Ranges read by consumer models, kept from compile time until their post-hook.
-
-    The upper bound is fixed once, when the model's SQL is compiled: events published
-    while the model runs are above it, so they are read next time, not skipped."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ranges: dict[str, dict[str, ConsumedRange]] = {}
-
-    def remember(self, consumer: str, consumed: ConsumedRange) -> None:
-        with self._lock:
-            self._ranges.setdefault(consumer, {})[consumed.topic_id] = consumed
-
-    def take(self, consumer: str) -> list[ConsumedRange]:
-        with self._lock:
-            return list(self._ranges.pop(consumer, {}).values())
+# --- what a consumer reads ----------------------------------------------------
 
 
 def events_select_sql(

@@ -22,12 +22,14 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterable
-from typing import Optional
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.engine import storage
 
 STAGE_MAX_AGE_S = 24 * 3600
 CLAIM_MAX_AGE_S = 12 * 3600
@@ -35,6 +37,8 @@ CLAIM_MAX_AGE_S = 12 * 3600
 _PUBLISH_ID = re.compile(r"(\d+)_[0-9a-f]{12}$")
 
 logger = AdapterLogger("Jammi")
+
+RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 
 def publish_id(now_s: Optional[int] = None) -> str:
@@ -100,3 +104,38 @@ def stale_staging_dirs(
         if now_s - seconds > max_age_s:
             stale.append(path)
     return sorted(stale)
+
+
+# --- the clean-up a publish runs before it stages ---------------------------------
+
+
+def stage_table_prefix(backing_identifier: str) -> str:
+    return f"{backing_identifier}__stage_"
+
+
+def remove_stale_stage_tables(run_sql: RunSql, schema: str, backing_identifier: str) -> list[str]:
+    """Drop the stage tables of a delta topic's publishes that failed more than a day
+    ago (younger ones may belong to a concurrent publish still in flight, older ones can
+    no longer be claimed); returns their names."""
+    prefix = stage_table_prefix(backing_identifier)
+    rows = run_sql(f"show tables in {schema} like {sql_string_literal(prefix + '*')}")
+    stale = stale_stage_tables([str(row[1]) for row in rows], prefix, int(time.time()))
+    for name in stale:
+        run_sql(f"drop table if exists {schema}.{name}")
+    return stale
+
+
+def remove_stale_staging_dirs(schema: str, backing_identifier: str, location: str) -> list[str]:
+    """Remove the abandoned staged directories under a parquet topic's ``_staging/``
+    (the partition locations are asked for only when something is old enough); returns
+    them. Needs the session's file system (the embedded session)."""
+    now_s = int(time.time())
+    children = storage.list_children(f"{location.rstrip('/')}/_staging")
+    if not stale_staging_dirs(children, (), now_s):
+        return []
+    referenced = storage.partition_locations(schema, backing_identifier)
+    stale = stale_staging_dirs(children, referenced, now_s)
+    for path in stale:
+        storage.remove(path)
+        logger.debug(f"topic: removed abandoned staged batch {path}")
+    return stale

@@ -1,11 +1,16 @@
 """The topic wing's face toward Jinja: every ``adapter.topic_*`` method the topic macros
 call, mixed into JammiAdapter. Each delegates to the module that decides: publish.py
-(offset claims, consumers, retention), metadata.py (the invocation's cache),
-registration.py (the registry claim and the view), staging.py (staged batches)."""
+(the offset claim, retention), consumers.py (what a consumer read and records),
+metadata.py (the invocation's cache), registration.py (the registry claim and the
+view), staging.py (where a batch is staged, and the clean-up of failed publishes).
+
+The materialization's phases each make one call: ``topic_prepare_staging`` (stage),
+``topic_apply_retention`` (retention), ``topic_publish`` (commit and report); a first
+registration ``topic_claim_registration``; a consumer's post-hook
+``topic_commit_consumed``."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
@@ -15,6 +20,14 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.topic.consumers import (
+    CONSUMERS_TABLE,
+    ConsumedRange,
+    ConsumerBounds,
+    consumer_offsets,
+    create_consumers_sql,
+    record_consumed,
+)
 from dbt.adapters.jammi.topic.metadata import (
     TopicMetadataCache,
     describe_location,
@@ -25,14 +38,11 @@ from dbt.adapters.jammi.topic.metadata import (
     relation_key,
 )
 from dbt.adapters.jammi.topic.publish import (
-    ConsumedRange,
-    ConsumerBounds,
+    apply_retention,
     claim_offset,
     events_select_sql,
-    now_micros,
+    high_water_mark,
     offsets_from_partitions,
-    retention_plan,
-    retention_sql,
 )
 from dbt.adapters.jammi.topic.registration import (
     apply_view,
@@ -42,7 +52,11 @@ from dbt.adapters.jammi.topic.registration import (
     view_fingerprint,
 )
 from dbt.adapters.jammi.topic.row_index import is_small_batch
-from dbt.adapters.jammi.topic.staging import publish_id, stale_stage_tables, stale_staging_dirs
+from dbt.adapters.jammi.topic.staging import (
+    publish_id,
+    remove_stale_stage_tables,
+    remove_stale_staging_dirs,
+)
 
 logger = AdapterLogger("Jammi")
 
@@ -50,104 +64,148 @@ logger = AdapterLogger("Jammi")
 class TopicAdapterMixin(StatementsMixin):
     """The ``adapter.topic_*`` methods the topic macros call."""
 
-    # --- publish: offsets, consumers, retention, run results ---------------------------------
+    # --- publish: stage, retention, commit; what consumers read and record -------------
 
     _consumer_bounds = ConsumerBounds()
 
     @available
-    def topic_claim_offset(
-        self, backing: str, staging_location: str, file_format: str, columns: Sequence[str]
-    ) -> int:
-        """Commit a staged publish (the lock is the partition claim / the Delta commit)."""
-        return claim_offset(self._run_sql, str(backing), staging_location, file_format, columns)
+    def topic_prepare_staging(self, backing: Any, topic: dict[str, Any]) -> dict[str, str]:
+        """Where this publish stages its batch, after removing what failed publishes left
+        there more than a day ago (topic/staging.py says why that is provably abandoned).
+        parquet: a fresh directory under the backing table's ``_staging/`` (readers list
+        partitions from the metastore and never ``_`` folders), which becomes partition
+        ``_offset=N`` when claimed; delta: a managed parquet table, dropped after the
+        commit. ``kind`` (directory or table), ``publish_id``, ``target``."""
+        publish = publish_id()
+        if topic["file_format"] == "delta":
+            remove_stale_stage_tables(self._run_sql, backing.schema, backing.identifier)
+            target = f"{backing.schema}.{backing.identifier}__stage_{publish}"
+            return {"kind": "table", "publish_id": publish, "target": target}
+        location = self.topic_table_location(backing)
+        removed = self._remove_stale_staging(backing, location)
+        if removed:
+            logger.debug(
+                f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
+            )
+        return {
+            "kind": "directory",
+            "publish_id": publish,
+            "target": f"{location}/_staging/{publish}",
+        }
 
     @available
-    def topic_publish_id(self) -> str:
-        return publish_id()
+    def topic_staging_location(self, relation: Any) -> str:
+        """A fresh directory under ``relation``'s ``_staging/`` (a registry row's stage)."""
+        return f"{self.topic_table_location(relation)}/_staging/{publish_id()}"
 
     @available
-    def topic_stale_stage_tables(self, names: Iterable[str], prefix: str) -> list[str]:
-        return stale_stage_tables(names, prefix, int(time.time()))
-
-    @available
-    def topic_now_micros(self) -> int:
-        return now_micros()
-
-    @available
-    def topic_offsets_from_partitions(self, rows: Iterable[Sequence[Any]]) -> list[int]:
-        return offsets_from_partitions(rows)
-
-    @available
-    def topic_retention_plan(
-        self,
-        offset_rows: Iterable[Sequence[Any]],
-        retention_offsets: Optional[int],
-        retention_ms: Optional[int],
-        consumer_rows: Iterable[Sequence[Any]],
-        incoming: int = 1,
-    ) -> dict[str, Any]:
-        plan = retention_plan(
-            offset_rows,
-            retention_offsets,
-            retention_ms,
-            [row[0] for row in consumer_rows],
-            now_micros(),
-            incoming,
-        )
-        return plan.to_dict()
-
-    @available
-    def topic_retention_sql(
-        self, backing: str, offsets: Sequence[int], file_format: str
-    ) -> Optional[str]:
-        return retention_sql(str(backing), offsets, file_format)
-
-    @available
-    def topic_events_sql(
-        self,
-        backing: str,
-        columns: Sequence[str],
-        after: int,
-        upto: Optional[int],
-        tenant: Optional[str],
-        where: Optional[str],
+    def topic_apply_retention(
+        self, backing: Any, topic: dict[str, Any], definition: dict[str, Any]
     ) -> str:
-        return events_select_sql(str(backing), columns, after, upto, tenant, where)
-
-    @available
-    def topic_remember_consumed(
-        self,
-        consumer: str,
-        topic_schema: str,
-        topic_id: str,
-        after: int,
-        upto: int,
-        tenant: Optional[str] = None,
-        backing: str = "",
-        name: str = "",
-    ) -> str:
-        consumed = ConsumedRange(
-            topic_schema, topic_id, int(after), int(upto), tenant, str(backing), str(name)
+        """Drop the expired offsets every registered consumer has consumed."""
+        consumers = self._consumers_relation(backing.schema)
+        positions = consumer_offsets(self._run_sql, str(consumers), topic["topic_id"])
+        if positions is not None:
+            self._topic_metadata.put(True, "exists", relation_key(consumers))
+        plan = apply_retention(
+            self._run_sql,
+            str(backing),
+            topic["file_format"],
+            definition.get("retention_offsets"),
+            definition.get("retention_ms"),
+            positions or [],
         )
-        self._consumer_bounds.remember(consumer, consumed)
+        if plan.drop:
+            logger.info(f"topic {topic['name']}: retention dropped offsets {list(plan.drop)}")
+        if plan.held_by_consumers:
+            logger.info(
+                f"topic {topic['name']}: retention keeps expired offsets "
+                f"{list(plan.held_by_consumers)} until every registered consumer has "
+                "consumed them"
+            )
         return ""
 
     @available
-    def topic_take_consumed(self, consumer: str) -> list[dict[str, Any]]:
-        return [r.to_dict() for r in self._consumer_bounds.take(consumer)]
-
-    # --- what a publish and a consumer report (common/run_report.py) ---------------
+    def topic_publish(
+        self, backing: Any, topic: dict[str, Any], staging: dict[str, str], previous: Any = None
+    ) -> dict[str, Any]:
+        """The one step readers see: claim the next offset for the staged batch
+        (publish.claim_offset), then drop a delta stage table. ``offset``, and
+        ``response``: the publish's run report, keeping what the model consumed
+        (``previous``: its post-hook ran before the publish)."""
+        columns = ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
+        offset = claim_offset(
+            self._run_sql, str(backing), staging["target"], topic["file_format"], columns
+        )
+        if staging["kind"] == "table":
+            self._run_sql(f"drop table if exists {staging['target']}")
+            self._topic_metadata.forget("location", relation_key(staging["target"]))
+        rows = self._run_sql(f"select count(*) from {backing} where _offset = {int(offset)}")
+        response = run_report.publish_response(int(rows[0][0]), offset, previous)
+        return {"offset": offset, "response": response}
 
     @available
-    def topic_publish_response(self, rows: int, offset: int, previous: Any = None) -> Any:
-        return run_report.publish_response(int(rows), int(offset), previous)
+    def topic_unconsumed_events_sql(
+        self,
+        topic: Any,
+        registration: dict[str, Any],
+        backing: Any,
+        consumer: str,
+        tenant: Optional[str],
+        where: Optional[str],
+    ) -> str:
+        """The query of the events ``consumer`` has not consumed yet: offsets in (its
+        recorded position, the high-water mark now]. The range is fixed here, when the
+        model's SQL is compiled, and kept until its post-hook records it
+        (``topic_commit_consumed``)."""
+        consumers = self._consumers_relation(topic.schema)
+        topic_id = registration["topic_id"]
+        after = read_consumed_offset(self._run_sql, str(consumers), topic_id, consumer, tenant)
+        if after is None:
+            after = 0
+        else:
+            self._topic_metadata.put(True, "exists", relation_key(consumers))
+        upto = high_water_mark(self._run_sql, str(backing), registration["file_format"])
+        name = f"{topic.schema}.{topic.identifier}"
+        consumed = ConsumedRange(topic.schema, topic_id, after, upto, tenant, str(backing), name)
+        self._consumer_bounds.remember(consumer, consumed)
+        columns = [column[0] for column in registration["columns"]]
+        return events_select_sql(str(backing), columns, after, upto, tenant, where)
 
     @available
-    def topic_consumer_response(self, previous: Any, reads: dict[str, list[int]]) -> Any:
-        """``reads``: per topic, [after, upto, events read]."""
+    def topic_offsets_from_partitions(self, rows: Iterable[Sequence[Any]]) -> list[int]:
+        """A parquet topic's offsets from its ``SHOW PARTITIONS`` rows, ascending."""
+        return offsets_from_partitions(rows)
+
+    @available
+    def topic_high_water_mark(self, backing: Any, registration: dict[str, Any]) -> int:
+        """The newest committed offset of a topic (0: none)."""
+        return high_water_mark(self._run_sql, str(backing), registration["file_format"])
+
+    @available
+    def topic_commit_consumed(self, consumer: str, previous: Any) -> Any:
+        """A consumer's post-hook: record what its compiled SQL read
+        (consumers.record_consumed). The node's response with ``events_read`` and
+        ``offsets_read`` added, or None when it read no topic's events."""
+        reads = record_consumed(
+            self._run_sql, consumer, self._consumer_bounds.take(consumer), self._consumers_table
+        )
+        if not reads:
+            return None
         return run_report.consumer_response(
             previous, {topic: (r[0], r[1], r[2]) for topic, r in reads.items()}
         )
+
+    def _consumers_relation(self, schema: str) -> Any:
+        return self.Relation.create(schema=schema, identifier=CONSUMERS_TABLE, type="table")  # type: ignore[attr-defined]
+
+    def _consumers_table(self, schema: str) -> str:
+        """A schema's consumer-position table, created unless this invocation knows it."""
+        consumers = self._consumers_relation(schema)
+        if not self._topic_metadata.get("exists", relation_key(consumers)):
+            self._run_sql(create_consumers_sql(str(consumers)))
+            self._topic_metadata.put(True, "exists", relation_key(consumers))
+        return str(consumers)
 
     # --- metadata: lookups answered from the invocation's cache ------------------------------
 
@@ -177,16 +235,14 @@ class TopicAdapterMixin(StatementsMixin):
             return dict(cached)
         row = read_registry_row(self._run_sql, str(registry), column, value)
         if row is not None:
-            self.topic_remember_registration(registry, row)
+            self._remember_registration(registry, row)
         return row
 
-    @available
-    def topic_remember_registration(self, registry: Any, row: dict[str, Any]) -> str:
+    def _remember_registration(self, registry: Any, row: dict[str, Any]) -> None:
         """Keep a registry row this invocation read or claimed."""
         kept = dict(row)
         for column in ("relation_name", "name"):
             self._topic_metadata.put(kept, "registry", relation_key(registry), column, kept[column])
-        return ""
 
     @available
     def topic_table_location(self, relation: Any) -> str:
@@ -198,12 +254,6 @@ class TopicAdapterMixin(StatementsMixin):
             location = describe_location(self._run_sql, str(relation))
         self._topic_metadata.put(location, "location", relation_key(relation))
         return location
-
-    @available
-    def topic_forget_table(self, relation: Any) -> str:
-        """Called when this invocation drops a topic table."""
-        self._topic_metadata.forget("location", relation_key(relation))
-        return ""
 
     @available
     def topic_apply_view(
@@ -233,26 +283,6 @@ class TopicAdapterMixin(StatementsMixin):
         self._topic_metadata.put(fingerprint, *key)
         return outcome
 
-    @available
-    def topic_consumed_offset(
-        self, consumers: Any, topic_id: str, consumer: str, tenant: Optional[str]
-    ) -> int:
-        offset = read_consumed_offset(self._run_sql, str(consumers), topic_id, consumer, tenant)
-        if offset is None:
-            return 0
-        self._topic_metadata.put(True, "exists", relation_key(consumers))
-        return offset
-
-    @available
-    def topic_table_known(self, relation: Any) -> bool:
-        """Whether this invocation has seen ``relation`` (a consumer-position table)."""
-        return bool(self._topic_metadata.get("exists", relation_key(relation)))
-
-    @available
-    def topic_remember_table(self, relation: Any) -> str:
-        self._topic_metadata.put(True, "exists", relation_key(relation))
-        return ""
-
     # --- registration: the topic's registry claim and view -----------------------------------
 
     @available
@@ -261,11 +291,23 @@ class TopicAdapterMixin(StatementsMixin):
 
     @available
     def topic_claim_registration(
-        self, registry: Any, name: str, staged_location: str, model_name: str
-    ) -> bool:
-        return claim_registration(
-            self._run_sql, str(registry), name, staged_location, f"topic '{model_name}'"
-        )
+        self, registry: Any, candidate: dict[str, Any], backing: Any, staged: str, model_name: str
+    ) -> dict[str, Any]:
+        """A first registration's claim (registration.claim_registration): ``candidate``
+        when this run won its name, else the winner's registry row, after dropping this
+        run's own backing table (empty, never registered) and staged row."""
+        name = candidate["name"]
+        if claim_registration(self._run_sql, str(registry), name, staged, f"topic '{model_name}'"):
+            self._remember_registration(registry, candidate)
+            return candidate
+        self._run_sql(f"drop table if exists {backing}")
+        self._topic_metadata.forget("location", relation_key(backing))
+        if self._has_local_filesystem():
+            storage.remove(staged)
+        winner = self.topic_registry_row(registry, "name", name)
+        if winner is None:  # the claim was refused because a row of this name exists
+            raise ValueError(f"topic {name}: lost its registration claim, but no row holds it")
+        return winner
 
     @available
     def topic_storage_format(self, file_format: str) -> str:
@@ -280,34 +322,16 @@ class TopicAdapterMixin(StatementsMixin):
     def _has_local_filesystem(self) -> bool:
         return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
 
-    @available
-    def topic_remove_stale_staging(self, backing: Any, location: str) -> list[str]:
+    def _remove_stale_staging(self, backing: Any, location: str) -> list[str]:
         """Remove abandoned staged directories of a parquet topic; returns them."""
-        staging = f"{location.rstrip('/')}/_staging"
         if not self._has_local_filesystem():
             logger.info(
-                f"topic: skipping cleanup of {staging} (no file system access over this "
-                "connection method; directories older than a day that no partition points "
-                "at can be removed with your storage tooling)"
+                f"topic: skipping cleanup of {location.rstrip('/')}/_staging (no file system "
+                "access over this connection method; directories older than a day that no "
+                "partition points at can be removed with your storage tooling)"
             )
             return []
-        now_s = int(time.time())
-        children = storage.list_children(staging)
-        if not stale_staging_dirs(children, (), now_s):
-            return []  # nothing old enough: no need to ask for partition locations
-        referenced = storage.partition_locations(backing.schema, backing.identifier)
-        stale = stale_staging_dirs(children, referenced, now_s)
-        for path in stale:
-            storage.remove(path)
-            logger.debug(f"topic: removed abandoned staged batch {path}")
-        return stale
-
-    @available
-    def topic_discard_staging(self, path: str) -> bool:
-        """Remove a staged directory this run has just lost a claim with."""
-        if not self._has_local_filesystem():
-            return False
-        return storage.remove(path)
+        return remove_stale_staging_dirs(backing.schema, backing.identifier, location)
 
     @available
     def topic_small_batch(self, plan_rows: Iterable[Any]) -> bool:

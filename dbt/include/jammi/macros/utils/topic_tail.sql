@@ -19,7 +19,7 @@
 {% macro jammi_tail_high_water_sql(topic_name, schema=none) -%}
   {%- if not execute -%}{{ return('select 0 as high_water') }}{%- endif -%}
   {%- set topic = jammi_tail_registration(topic_name, schema) -%}
-  select {{ fetch_topic_high_water_mark(topic.backing, topic.registration) | int }} as high_water
+  select {{ adapter.topic_high_water_mark(topic.backing, topic.registration) | int }} as high_water
 {%- endmacro %}
 
 
@@ -28,7 +28,7 @@
 {% macro jammi_tail_events_sql(topic_name, after, where=none, schema=none) -%}
   {%- if not execute -%}{{ return('select 1') }}{%- endif -%}
   {%- set topic = jammi_tail_registration(topic_name, schema) -%}
-  {%- set upto = fetch_topic_high_water_mark(topic.backing, topic.registration) | int -%}
+  {%- set upto = adapter.topic_high_water_mark(topic.backing, topic.registration) | int -%}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
   {%- set source = topic.backing if tenant is none else adapter.tenant_scoped_sql(topic.backing, tenant) -%}
   select * from {{ source }}

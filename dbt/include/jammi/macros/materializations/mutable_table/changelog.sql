@@ -88,7 +88,7 @@
   {%- endif -%}
   {%- do definition.update({'changelog_topic': {
       'backing': backing | string,
-      'location': none if topic.file_format == 'delta' else fetch_topic_table_location(backing),
+      'location': none if topic.file_format == 'delta' else adapter.topic_table_location(backing),
       'file_format': topic.file_format,
       'since': since if since is not none else adapter.changelog_first_version_of_new_table(file_format)}}) -%}
 {%- endmacro %}

@@ -25,27 +25,26 @@
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
 
   {#-- stage: write the batch to a fresh location that no reader can see yet --#}
-  {%- set staging = topic_staging_target(backing, topic) -%}
+  {%- set staging = adapter.topic_prepare_staging(backing, topic) -%}
   {%- set row_index = topic_row_index_form(sql) -%}
   {% call statement('main') -%}
     {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index) }}
   {%- endcall %}
 
   {#-- retention: drop expired offsets that every registered consumer has consumed --#}
-  {% do apply_topic_retention(backing, topic, definition) %}
+  {% do adapter.topic_apply_retention(backing, topic, definition) %}
 
   {%- do adapter.tenant_guard_trust(false) -%}
   {{ run_hooks(post_hooks) }}
   {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- commit: claim the next offset for the staged batch, atomically and once --#}
-  {%- set offset = apply_topic_publish(backing, topic, staging) -%}
-  {{ log("topic " ~ topic.name ~ ": published offset " ~ offset ~ " to " ~ backing) }}
   {#-- run_results.json: the events published and their offset (and what the model
        consumed, which its post-hook reported) --#}
-  {%- set published = run_query("select count(*) from " ~ backing ~ " where _offset = " ~ offset) -%}
   {%- set consumed = load_result('main') -%}
-  {%- do store_result('main', response=adapter.topic_publish_response(published.rows[0][0], offset, consumed.response if consumed else none)) -%}
+  {%- set published = adapter.topic_publish(backing, topic, staging, consumed.response if consumed else none) -%}
+  {{ log("topic " ~ topic.name ~ ": published offset " ~ published.offset ~ " to " ~ backing) }}
+  {%- do store_result('main', response=published.response) -%}
 
   {% do persist_docs(target_relation, model) %}
   {%- do adapter.tenant_guard_trust(false) -%}

@@ -1,47 +1,6 @@
-{#-- Staging, retention and the publish commit. --#}
-
-{#-- Where the batch is staged. parquet: a fresh directory under the backing table's
-     `_staging/` folder (hidden from readers: partitions are read from the metastore and
-     `_` folders are never listed); it becomes partition `_offset=N` when claimed.
-     delta: a managed parquet table, dropped after the commit. Either way, what failed
-     publishes left there more than a day ago is removed first (see topic/staging.py
-     for why that is provably abandoned). --#}
-{% macro topic_staging_target(backing, topic) -%}
-  {%- set publish_id = adapter.topic_publish_id() -%}
-  {%- if topic.file_format == 'delta' -%}
-    {% do apply_topic_stage_cleanup(backing) %}
-    {{ return({'kind': 'table', 'publish_id': publish_id,
-               'target': backing.schema ~ '.' ~ backing.identifier ~ '__stage_' ~ publish_id}) }}
-  {%- endif -%}
-  {%- set location = fetch_topic_table_location(backing) -%}
-  {%- set removed = adapter.topic_remove_stale_staging(backing, location) -%}
-  {%- if removed -%}
-    {{ log("topic " ~ topic.name ~ ": removed " ~ removed | length ~ " abandoned staged batch(es)") }}
-  {%- endif -%}
-  {{ return({'kind': 'directory', 'publish_id': publish_id,
-             'target': location ~ '/_staging/' ~ publish_id}) }}
-{%- endmacro %}
-
-
-{#-- A topic table's location, fixed at its creation: kept for the invocation, read from
-     dbt's listing when it has one (topic/metadata.py). --#}
-{% macro fetch_topic_table_location(relation) -%}
-  {{ return(adapter.topic_table_location(relation)) }}
-{%- endmacro %}
-
-
-{#-- Stage tables of delta publishes that failed more than a day ago (younger ones may
-     belong to a concurrent publish still in flight; older ones can no longer be claimed). --#}
-{% macro apply_topic_stage_cleanup(backing) -%}
-  {%- set prefix = backing.identifier ~ '__stage_' -%}
-  {%- set rows = run_query("show tables in " ~ backing.schema ~ " like " ~ adapter.sql_string(prefix ~ '*')) -%}
-  {%- set names = [] -%}
-  {%- for row in rows -%}{%- do names.append(row[1]) -%}{%- endfor -%}
-  {%- for name in adapter.topic_stale_stage_tables(names, prefix) -%}
-    {% do run_query("drop table if exists " ~ backing.schema ~ "." ~ name) %}
-  {%- endfor -%}
-{%- endmacro %}
-
+{#-- The batch as it is staged, and how it is numbered. Where it is staged, retention and
+     the publish commit are the adapter's (topic/topic_adapter.py: topic_prepare_staging,
+     topic_apply_retention, topic_publish). --#}
 
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's
      output, _produced_at one UTC-microseconds timestamp for the whole publish.
@@ -120,49 +79,4 @@
 {% macro topic_exchange_reuse() -%}
   {%- set rows = run_query('set spark.sql.exchange.reuse') -%}
   {{ return(rows.rows | length == 0 or (rows.rows[0][1] | string | lower) != 'false') }}
-{%- endmacro %}
-
-
-{#-- The one step readers see: claim the next offset for the staged batch. --#}
-{% macro apply_topic_publish(backing, topic, staging) -%}
-  {%- set offset = adapter.topic_claim_offset(backing, staging.target, topic.file_format,
-                                               topic_stored_columns(topic)) -%}
-  {%- if staging.kind == 'table' -%}
-    {% do run_query("drop table if exists " ~ staging.target) %}
-    {% do adapter.topic_forget_table(staging.target) %}
-  {%- endif -%}
-  {{ return(offset) }}
-{%- endmacro %}
-
-
-{#-- Last consumed offset of every registered consumer of a topic. --#}
-{% macro fetch_topic_consumer_positions(relation, topic_id) -%}
-  {%- set consumers = topic_consumers_relation(relation) -%}
-  {%- if not adapter.topic_table_known(consumers) and not topic_table_exists(consumers) -%}
-    {{ return([]) }}
-  {%- endif -%}
-  {%- do adapter.topic_remember_table(consumers) -%}
-  {%- set rows = run_query("select max(last_offset) from " ~ consumers ~ " where topic_id = "
-                           ~ adapter.sql_string(topic_id) ~ " group by consumer, tenant_id") -%}
-  {{ return(rows) }}
-{%- endmacro %}
-
-
-{% macro apply_topic_retention(backing, topic, definition) -%}
-  {%- if definition.retention_offsets is none and definition.retention_ms is none -%}
-    {{ return(none) }}
-  {%- endif -%}
-  {%- set stored = run_query("select _offset, max(_produced_at) from " ~ backing ~ " group by _offset") -%}
-  {%- set consumers = fetch_topic_consumer_positions(backing, topic.topic_id) -%}
-  {%- set plan = adapter.topic_retention_plan(stored, definition.retention_offsets,
-                                              definition.retention_ms, consumers) -%}
-  {%- set statement_sql = adapter.topic_retention_sql(backing, plan.drop, topic.file_format) -%}
-  {%- if statement_sql -%}
-    {% do run_query(statement_sql) %}
-    {{ log("topic " ~ topic.name ~ ": retention dropped offsets " ~ plan.drop, info=true) }}
-  {%- endif -%}
-  {%- if plan.held_by_consumers -%}
-    {{ log("topic " ~ topic.name ~ ": retention keeps expired offsets " ~ plan.held_by_consumers
-           ~ " until every registered consumer has consumed them", info=true) }}
-  {%- endif -%}
 {%- endmacro %}

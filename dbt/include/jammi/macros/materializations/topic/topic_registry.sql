@@ -144,7 +144,7 @@
     {{ adapter.sql_string(topic.file_format) }} as file_format,
     cast({{ topic.retention_offsets if topic.retention_offsets is not none else 'null' }} as bigint) as retention_offsets,
     cast({{ topic.retention_ms if topic.retention_ms is not none else 'null' }} as bigint) as retention_ms,
-    cast({{ adapter.topic_now_micros() }} as bigint) as created_at
+    cast(unix_micros(current_timestamp()) as bigint) as created_at
 {%- endmacro %}
 
 
@@ -186,16 +186,12 @@
       'retention_ms': definition.retention_ms, 'relation_name': relation.identifier} -%}
   {%- set backing = topic_backing_relation(relation, candidate) -%}
   {% do run_query(get_create_topic_backing_sql(backing, candidate)) %}
-  {%- set staged = fetch_topic_table_location(registry) ~ '/_staging/' ~ adapter.topic_publish_id() -%}
+  {%- set staged = adapter.topic_staging_location(registry) -%}
   {% do run_query(get_stage_topic_registration_sql(staged, candidate, relation)) %}
-  {%- if adapter.topic_claim_registration(registry, candidate.name, staged, model.name) -%}
-    {% do adapter.topic_remember_registration(registry, candidate) %}
+  {%- set winner = adapter.topic_claim_registration(registry, candidate, backing, staged, model.name) -%}
+  {%- if winner.topic_id == candidate.topic_id -%}
     {{ return(candidate) }}
   {%- endif -%}
-  {% do run_query("drop table if exists " ~ backing) %}
-  {% do adapter.topic_forget_table(backing) %}
-  {% do adapter.topic_discard_staging(staged) %}
-  {%- set winner = adapter.topic_registry_row(registry, 'name', candidate.name) -%}
   {%- if winner.relation_name != relation.identifier -%}
     {% do topic_raise_name_taken(candidate.name, winner.relation_name, relation) %}
   {%- endif -%}
