@@ -266,11 +266,9 @@ class JammiAdapter(
             remember_capabilities(handle, capabilities)
         return capabilities
 
-    @available
     def delta_available(self) -> bool:
         return self.session_capabilities().delta
 
-    @available
     def iceberg_available(self) -> bool:
         return self.session_capabilities().iceberg
 

@@ -69,6 +69,11 @@ class StatementsMixin(metaclass=AdapterMeta):
         """Rows of a statement the adapter generates itself (``_execute_trusted``)."""
         return [tuple(row) for row in self._execute_trusted(sql).rows]
 
+    def _has_local_filesystem(self) -> bool:
+        """Whether the adapter reaches the session's file system (the embedded session);
+        over a server it does not, and leaves directories to the user's storage tools."""
+        return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
+
     def _spark_version(self) -> str:
         """The server's Spark version (``select version()``, once per connection)."""
         handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]

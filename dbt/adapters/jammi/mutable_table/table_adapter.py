@@ -164,10 +164,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
 
     # --- file system (embedded session only) ------------------------------------
 
-    def _has_local_filesystem(self) -> bool:
-        return bool(getattr(self.config.credentials, "is_session", False))
-
-    @available
     def mutable_remove_path(self, path: str) -> bool:
         if not self._has_local_filesystem():
             return False

@@ -319,9 +319,6 @@ class TopicAdapterMixin(StatementsMixin):
 
     # --- staging: cleanup of failed publishes, how a batch is numbered -----------------------
 
-    def _has_local_filesystem(self) -> bool:
-        return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
-
     def _remove_stale_staging(self, backing: Any, location: str) -> list[str]:
         """Remove abandoned staged directories of a parquet topic; returns them."""
         if not self._has_local_filesystem():
