@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-connect-check
+.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-iceberg spark4-connect-check
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -216,8 +216,10 @@ test-quick: lint unit
 #   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1 (`make jars`): the Delta lane
 SPARK4_VENV ?= .venv-spark4
 SPARK4_DELTA_VENV ?= .venv-spark4-delta
+SPARK4_ICEBERG_VENV ?= .venv-spark4-iceberg
 S4 := $(SPARK4_VENV)/bin
 S4D := $(SPARK4_DELTA_VENV)/bin
+S4I := $(SPARK4_ICEBERG_VENV)/bin
 
 # $(1): the environment's directory; $(2): the pins (PySpark, py4j, and what its Connect
 # client needs) replacing those of constraints.txt.
@@ -235,6 +237,9 @@ $(SPARK4_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4.txt
 
 $(SPARK4_DELTA_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-delta.txt
 	$(call pinned_venv,$(SPARK4_DELTA_VENV),constraints-spark4-delta.txt)
+
+$(SPARK4_ICEBERG_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-iceberg.txt
+	$(call pinned_venv,$(SPARK4_ICEBERG_VENV),constraints-spark4-iceberg.txt)
 
 spark4-unit: $(SPARK4_VENV)/.installed
 	$(S4)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
@@ -285,7 +290,7 @@ SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests
 SPARK4_CHECK_MARKS ?= spark4_path or smoke
 spark4-check:
 	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features \
-	  spark4-delta-types spark4-connect-check
+	  spark4-delta-types spark4-iceberg spark4-connect-check
 
 # Spark 4's own types on Delta 4 (PySpark 4.0 with Delta 4.0.1, `make jars`): a variant
 # value column under Delta's variantType feature, exact casts with ANSI on, and Delta 4's
@@ -296,6 +301,14 @@ spark4-delta-types: $(SPARK4_DELTA_VENV)/.installed jars
 	  tests/functional/mutable_table/test_spark4_types.py \
 	  tests/functional/mutable_table/test_exact_casts.py \
 	  tests/functional/mutable_table/test_schema_evolution.py
+
+# Iceberg on Spark 4: PySpark 4.1 (.venv-spark4-iceberg) with Iceberg's newest Spark 4
+# runtime, iceberg-spark-runtime-4.1_2.13 (Maven coordinates, jar_releases.py), ANSI on:
+# the Iceberg lane's gate slice (the MERGE applier, its conflict re-plan, the refusals, a
+# topic on an Iceberg session).
+spark4-iceberg: $(SPARK4_ICEBERG_VENV)/.installed jars
+	@$(S4I)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S4I)/python scripts/iceberg_lane.py --gate
 
 spark4-venv: $(SPARK4_VENV)/.installed
 
@@ -330,6 +343,6 @@ iceberg-probe: jars $(if $(SPARK4_DELTA),$(SPARK4_DELTA_VENV)/.installed)
 	@$(ICEBERG_PYTHON) scripts/iceberg_probe.py
 
 clean:
-	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) integration_project/.spark \
+	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) $(SPARK4_ICEBERG_VENV) integration_project/.spark \
 	  integration_project/.spark-spark4 integration_project/.spark-iceberg integration_project/target integration_project/target-spark4 \
 	  integration_project/logs

@@ -39,7 +39,7 @@ from dbt.adapters.jammi.engine.jar_releases import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from hive_lock_tables import ensure_lock_tables  # noqa: E402  (scripts/)
-from iceberg_probe import ICEBERG_CONFS  # noqa: E402  (scripts/: Iceberg's session settings)
+from iceberg_probe import iceberg_confs  # noqa: E402  (scripts/: Iceberg's session settings)
 from iceberg_rest_catalog import URI_VARIABLE, rest_catalog_confs  # noqa: E402  (scripts/)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
@@ -69,7 +69,8 @@ DELTA_PARAMETERS = {
 LANE_RUNTIMES = {
     "delta": (DELTA_PARAMETERS, "JAMMI_DELTA_JARS", "JAMMI_DELTA_PACKAGES", package_for),
     "iceberg": (
-        ICEBERG_CONFS,  # Iceberg's SparkSessionCatalog over the embedded Hive metastore
+        # Iceberg's SparkSessionCatalog over the embedded Hive metastore
+        iceberg_confs(installed_pyspark_version()),
         "JAMMI_ICEBERG_JARS",
         "JAMMI_ICEBERG_PACKAGES",
         iceberg_package_for,

@@ -41,6 +41,7 @@ def test_delta_jars_are_the_package_and_delta_storage():
     [
         ("3.5.7", "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0"),
         ("4.0.5", "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0"),
+        ("4.1.4", "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"),
     ],
 )
 def test_iceberg_runtime_per_spark_line(spark, package):
@@ -61,6 +62,7 @@ def test_make_jars_fetches_each_release_with_a_cache_folder_once():
         "delta-spark4.0",
         "iceberg-spark3.5",
         "iceberg-spark4.0",
+        "iceberg-spark4.1",
         "spark-connect3.5",
     ]
 

@@ -62,11 +62,13 @@ DELTA_RELEASES: tuple[JarRelease, ...] = (
     _delta("4.1", "4.1_2.13", "4.1.0", fetched=False),
 )
 
-# Fetched and smoke-tested (a table created and read through SparkSessionCatalog on a
-# Hive metastore); no lane runs Iceberg yet.
+# Spark 3.5's runs in the Iceberg lanes; Spark 4.1's (Iceberg's newest Spark 4 runtime
+# served, 2026-11-28) in `make spark4-iceberg`; Spark 4.0's last runtime (1.11.0) is
+# smoke-tested by `make iceberg-probe SPARK4_DELTA=1`.
 ICEBERG_RELEASES: tuple[JarRelease, ...] = (
     _iceberg("3.5", "2.12", "1.12.0"),
     _iceberg("4.0", "2.13", "1.11.0"),
+    _iceberg("4.1", "2.13", "1.12.0"),
 )
 
 # Spark 3.5's Connect server (Spark 4 bundles it): the jar a server is started with, on
