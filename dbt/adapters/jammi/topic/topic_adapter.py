@@ -102,7 +102,10 @@ class TopicAdapterMixin(StatementsMixin):
     def topic_apply_retention(
         self, backing: Any, topic: dict[str, Any], definition: dict[str, Any]
     ) -> str:
-        """Drop the expired offsets every registered consumer has consumed."""
+        """Drop the expired offsets every registered consumer has consumed (no
+        statement at all for a topic without retention)."""
+        if definition.get("retention_offsets") is None and definition.get("retention_ms") is None:
+            return ""
         consumers = self._consumers_relation(backing.schema)
         positions = consumer_offsets(self._run_sql, str(consumers), topic["topic_id"])
         if positions is not None:
