@@ -150,17 +150,20 @@ def test_retention_drops_what_the_plan_allows_counting_the_publish_to_come():
         statements.append(sql)
         return [(1, NOW), (2, NOW), (3, NOW)] if sql.startswith("select _offset") else []
 
-    plan = apply_retention(run, "s.t", "parquet", 2, None, [2])
+    def unread():
+        raise AssertionError("the consumers' positions were read without retention")
+
+    plan = apply_retention(run, "s.t", "parquet", 2, None, lambda: [2])
     assert plan.drop == (1, 2)
     assert statements == [
         "select _offset, max(_produced_at) from s.t group by _offset",
         "alter table s.t drop if exists partition (_offset=1), partition (_offset=2)",
     ]
     statements.clear()
-    assert apply_retention(run, "s.t", "parquet", 2, None, [0]).held_by_consumers == (1, 2)
+    assert apply_retention(run, "s.t", "parquet", 2, None, lambda: [0]).held_by_consumers == (1, 2)
     assert len(statements) == 1  # a consumer holds both: nothing dropped
     statements.clear()
-    assert apply_retention(run, "s.t", "delta", None, None, []).drop == ()
+    assert apply_retention(run, "s.t", "delta", None, None, unread).drop == ()
     assert statements == []  # no retention configured: not even a read
 
 

@@ -39,17 +39,6 @@ class ConsumedRange:
     backing: str = ""  # the topic's table, for the count of events read
     name: str = ""  # the topic as the consumer named it (schema.model), for its report
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "topic_schema": self.topic_schema,
-            "topic_id": self.topic_id,
-            "after": self.after,
-            "upto": self.upto,
-            "tenant": self.tenant,
-            "backing": self.backing,
-            "name": self.name,
-        }
-
 
 class ConsumerBounds:
     """Ranges read by consumer models, kept from compile time until their post-hook.

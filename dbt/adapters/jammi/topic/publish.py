@@ -198,9 +198,6 @@ class RetentionPlan:
     drop: tuple[int, ...]
     held_by_consumers: tuple[int, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"drop": list(self.drop), "held_by_consumers": list(self.held_by_consumers)}
-
 
 def retention_plan(
     offsets: Iterable[Sequence[Any]],
@@ -243,15 +240,17 @@ def apply_retention(
     file_format: str,
     retention_offsets: Optional[int],
     retention_ms: Optional[int],
-    consumer_offsets: Iterable[Optional[int]],
+    consumer_offsets: Callable[[], Iterable[Optional[int]]],
 ) -> RetentionPlan:
     """Drop the expired offsets every registered consumer has consumed (``retention_plan``,
-    counting the publish about to be committed); returns the plan it carried out."""
+    counting the publish about to be committed); returns the plan it carried out. No
+    statement runs for a topic without retention: ``consumer_offsets`` (a read of the
+    consumers' positions) is called only when there is one."""
     if retention_offsets is None and retention_ms is None:
         return RetentionPlan((), ())
     stored = run_sql(f"select _offset, max(_produced_at) from {backing} group by _offset")
     plan = retention_plan(
-        stored, retention_offsets, retention_ms, consumer_offsets, now_micros(), incoming=1
+        stored, retention_offsets, retention_ms, consumer_offsets(), now_micros(), incoming=1
     )
     statement = retention_sql(backing, plan.drop, file_format)
     if statement:

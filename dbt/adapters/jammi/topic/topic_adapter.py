@@ -56,6 +56,7 @@ from dbt.adapters.jammi.topic.staging import (
     publish_id,
     remove_stale_stage_tables,
     remove_stale_staging_dirs,
+    stage_table_prefix,
 )
 
 logger = AdapterLogger("Jammi")
@@ -75,48 +76,36 @@ class TopicAdapterMixin(StatementsMixin):
         parquet: a fresh directory under the backing table's ``_staging/`` (readers list
         partitions from the metastore and never ``_`` folders), which becomes partition
         ``_offset=N`` when claimed; delta: a managed parquet table, dropped after the
-        commit. ``kind`` (directory or table), ``publish_id``, ``target``."""
-        publish = publish_id()
+        commit. ``kind`` (directory or table) and ``target``."""
         if topic["file_format"] == "delta":
             remove_stale_stage_tables(self._run_sql, backing.schema, backing.identifier)
-            target = f"{backing.schema}.{backing.identifier}__stage_{publish}"
-            return {"kind": "table", "publish_id": publish, "target": target}
-        location = self.topic_table_location(backing)
-        removed = self._remove_stale_staging(backing, location)
+            stage = f"{stage_table_prefix(backing.identifier)}{publish_id()}"
+            return {"kind": "table", "target": f"{backing.schema}.{stage}"}
+        removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
         if removed:
             logger.debug(
                 f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
             )
-        return {
-            "kind": "directory",
-            "publish_id": publish,
-            "target": f"{location}/_staging/{publish}",
-        }
+        return {"kind": "directory", "target": self.topic_staging_location(backing)}
 
     @available
     def topic_staging_location(self, relation: Any) -> str:
-        """A fresh directory under ``relation``'s ``_staging/`` (a registry row's stage)."""
+        """A fresh directory under ``relation``'s ``_staging/`` (a staged batch or
+        registry row)."""
         return f"{self.topic_table_location(relation)}/_staging/{publish_id()}"
 
     @available
     def topic_apply_retention(
         self, backing: Any, topic: dict[str, Any], definition: dict[str, Any]
     ) -> str:
-        """Drop the expired offsets every registered consumer has consumed (no
-        statement at all for a topic without retention)."""
-        if definition.get("retention_offsets") is None and definition.get("retention_ms") is None:
-            return ""
-        consumers = self._consumers_relation(backing.schema)
-        positions = consumer_offsets(self._run_sql, str(consumers), topic["topic_id"])
-        if positions is not None:
-            self._topic_metadata.put(True, "exists", relation_key(consumers))
+        """Drop the expired offsets every registered consumer has consumed."""
         plan = apply_retention(
             self._run_sql,
             str(backing),
             topic["file_format"],
             definition.get("retention_offsets"),
             definition.get("retention_ms"),
-            positions or [],
+            lambda: self._consumer_positions(backing.schema, topic["topic_id"]),
         )
         if plan.drop:
             logger.info(f"topic {topic['name']}: retention dropped offsets {list(plan.drop)}")
@@ -127,6 +116,16 @@ class TopicAdapterMixin(StatementsMixin):
                 "consumed them"
             )
         return ""
+
+    def _consumer_positions(self, schema: str, topic_id: str) -> list[int]:
+        """Every registered consumer's position on a topic (none without a positions
+        table, which this invocation then knows exists when it does)."""
+        consumers = self._consumers_relation(schema)
+        positions = consumer_offsets(self._run_sql, str(consumers), topic_id)
+        if positions is None:
+            return []
+        self._topic_metadata.put(True, "exists", relation_key(consumers))
+        return positions
 
     @available
     def topic_publish(
