@@ -219,7 +219,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/leftovers.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/commit_adapter.py", (*MERGE_LANES, *REWRITE_LANES)),
-    ("dbt/adapters/jammi/mutable_table/rules/changelog.py", ("crash-lane", "cluster-fault-lane")),
+    ("dbt/adapters/jammi/mutable_table/rules/changelog*.py", ("crash-lane", "cluster-fault-lane")),
     ("dbt/adapters/jammi/mutable_table/commit/branch_commit.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/tombstones.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/identity.py", ("thrift-lane",)),
@@ -247,7 +247,6 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/include/jammi/macros/materializations/mutable_table/merge_batch.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/adoption.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/materializations/mutable_table/apply_rewrite.sql", REWRITE_LANES),
-    ("dbt/include/jammi/macros/materializations/mutable_table/changelog.sql", ("crash-lane",)),
     ("dbt/include/jammi/macros/materializations/mutable_table/tombstones.sql", ("crash-lane",)),
     # The integration project: built on the embedded session (functional, bound to two
     # tenants) and over Thrift and Connect.

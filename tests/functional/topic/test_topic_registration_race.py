@@ -18,16 +18,6 @@ from dbt.adapters.jammi.impl import JammiAdapter
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows
 
 
-class _ModelConfig:
-    """The slice of a model's `config` object the registration macros read."""
-
-    def __init__(self, values):
-        self._values = values
-
-    def get(self, key, default=None):
-        return self._values.get(key, default)
-
-
 def topic_tables(schema: str) -> list[str]:
     return sorted(r[1] for r in rows(f"SHOW TABLES IN {schema} LIKE '__topic_*'"))
 
@@ -59,16 +49,9 @@ class TestTopicFirstPublishRace(TopicProject):
                 seen["rival_done"] = True
                 # the rival: the same model's registration, complete, with its own uuid
                 name, columns, config = seen["args"]
-                node = next(
-                    n for n in self._macro_resolver.nodes.values() if n.name == "cdc_orders"
-                )
                 relation = self.Relation.create(schema=schema, identifier="cdc_orders", type="view")
                 definition = original_definition(self, name, columns, config)
-                self.execute_macro(
-                    "apply_topic_registration",
-                    context_override={"model": node, "config": _ModelConfig(config)},
-                    kwargs={"relation": relation, "definition": definition},
-                )
+                self.topic_register(relation, definition, name, config.get("file_format"))
                 seen["rival_topic_id"] = definition["topic_id"]
             return original_resolve(self, requested, model_name)
 

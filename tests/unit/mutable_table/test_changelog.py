@@ -3,16 +3,14 @@ the Delta publish retry, and the rendered event SQL (no Spark)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
 
 ACCOUNTS = {"id": "bigint", "name": "string", "amount": "double"}
 
@@ -155,40 +153,13 @@ def test_delta_publish_retries_concurrent_publishes_only(monkeypatch):
 
 # --- rendered event SQL -----------------------------------------------------------
 
-MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 
-
-class _Adapter:
-    def quote_column(self, name: str) -> str:
-        return quote_identifier(name)
-
-    def sql_string(self, value: Any) -> str:
-        return sql_string_literal(str(value))
-
-    def changelog_event_sources(self, defn):
-        return changelog.event_sources(defn)
-
-    def changelog_value_columns(self, defn):
-        return changelog.value_columns(defn)
-
-    def changelog_event_columns(self, defn):
-        return changelog.event_columns(defn)
-
-
-def _render(macro: str, *args: Any) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
-    )
-    env.globals.update(adapter=_Adapter(), **{"return": lambda value: value})
-    module = env.get_template(
-        "materializations/mutable_table/changelog.sql", globals={}
-    ).make_module()
-    env.globals.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
-    return " ".join(str(env.globals[macro](*args)).split())
+def _flat(sql: str) -> str:
+    return " ".join(sql.split())
 
 
 def test_events_pair_images_per_key_and_version():
-    sql = _render("get_changelog_events_sql", definition(changelog=True), "select * from raw")
+    sql = _flat(changelog_sql.events_sql(definition(changelog=True), "select * from raw"))
     assert (
         "case when before is null then 'insert' when after is null then 'delete' "
         "else 'update' end as change_kind"
@@ -208,17 +179,18 @@ def test_events_pair_images_per_key_and_version():
 
 def test_scd2_events_open_and_close():
     defn = definition({"id": "bigint", "label": "string"}, history="scd2", changelog=True)
-    sql = _render("get_changelog_events_sql", defn, "select * from raw")
+    sql = _flat(changelog_sql.events_sql(defn, "select * from raw"))
     assert "then 'open' when after is null then 'delete' else 'close' end" in sql
     assert "group by _commit_version, tenant_id, `id`, `valid_from`" in sql
 
 
 def test_delta_publish_appends_only_versions_above_the_high_water_mark():
-    sql = _render(
-        "get_publish_changelog_delta_sql",
-        definition(changelog=True),
-        "s.__topic_x",
-        "select * from table_changes('`s`.`accounts`', 3, 5)",
+    sql = _flat(
+        changelog_sql.delta_publish_sql(
+            definition(changelog=True),
+            "s.__topic_x",
+            "select * from table_changes('`s`.`accounts`', 3, 5)",
+        )
     )
     assert sql.startswith("insert into s.__topic_x select cast(table_version + 1 as bigint)")
     assert "row_number() over (partition by table_version order by tenant_id, `id`) - 1" in sql

@@ -18,7 +18,7 @@ from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_li
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog, identity
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql, identity
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
@@ -34,7 +34,6 @@ FILES = (
     "materializations/mutable_table/merge_batch.sql",
     "materializations/mutable_table/apply_rewrite.sql",
     "materializations/mutable_table/checks.sql",
-    "materializations/mutable_table/changelog.sql",
     "materializations/mutable_table/tombstones.sql",
     "materializations/mutable_table/identity.sql",
     "utils/encoding.sql",
@@ -84,20 +83,8 @@ class _Adapter:
     def mutable_identity_mark_location(self, location: str) -> str:
         return identity.mark_location(location)
 
-    def changelog_staged_dir(self, topic_location: str, location: str) -> str:
-        return f"{topic_location}/_staged/{location}"
-
     def changelog_previous_in_plan(self, defn: dict) -> bool:
         return changelog.previous_in_plan(defn)
-
-    def changelog_event_sources(self, defn: dict) -> list:
-        return changelog.event_sources(defn)
-
-    def changelog_value_columns(self, defn: dict) -> list:
-        return changelog.value_columns(defn)
-
-    def changelog_event_columns(self, defn: dict) -> list:
-        return changelog.event_columns(defn)
 
     def __getattr__(self, name: str) -> Any:
         """The tombstone helpers (``mutable_tombstone_*``) are the adapter's own."""
@@ -500,12 +487,10 @@ def test_a_changelog_plan_carries_the_stored_values(topic_format, config, carrie
     assert ("t_price as _jammi_prev_1" in sql) is carries
     if topic_format == "delta":
         return
-    staged = render(
-        "get_stage_changelog_sql",
-        defn,
-        "analytics.prices",
-        "prices__jammi_changes_r",
-        "v0000000004_r",
+    staged = " ".join(
+        changelog_sql.stage_sql(
+            defn, "analytics.prices", "prices__jammi_changes_r", 4, "file:/t/topic/_staged"
+        ).split()
     )
     assert ("from analytics.prices as t join" in staged) is not carries
     # carried: one change-set row is one event, nothing paired by a group by

@@ -1,4 +1,4 @@
-"""Render the topic DDL macros offline: the delta backing table (which cannot be created
+"""Render the topic DDL offline: the delta backing table (which cannot be created
 on machines without Delta Lake) and the parquet one; topic_events' check of `where`."""
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ import pytest
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.topic.registration import view_fingerprint
+from dbt.adapters.jammi.topic.registry_sql import (
+    create_backing_sql,
+    create_view_sql,
+    view_select_sql,
+)
 from tests.unit.rejections import rejects
 
 MACROS = os.path.join(
@@ -32,12 +37,6 @@ MACROS = os.path.join(
 class Adapter:
     sql_string = staticmethod(sql_string_literal)
     quote_column = staticmethod(quote_identifier)
-    topic_view_fingerprint = staticmethod(view_fingerprint)
-
-
-def registry_macros():
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
-    return env.get_template("topic_registry.sql").make_module({"adapter": Adapter()})
 
 
 TOPIC = {
@@ -53,11 +52,7 @@ def flat(sql: str) -> str:
 
 
 def test_delta_backing_table_ddl():
-    sql = flat(
-        registry_macros().get_create_topic_backing_sql(
-            "s.__topic_x", dict(TOPIC, file_format="delta")
-        )
-    )
+    sql = flat(create_backing_sql("s.__topic_x", dict(TOPIC, file_format="delta")))
     assert sql.startswith(
         "create table s.__topic_x ( _offset bigint not null, _row_idx bigint not null, "
         "_produced_at bigint not null, `order_id` int, `op` string, tenant_id string ) "
@@ -69,18 +64,17 @@ def test_delta_backing_table_ddl():
 
 
 def test_parquet_backing_table_is_partitioned_by_offset():
-    sql = flat(
-        registry_macros().get_create_topic_backing_sql(
-            "s.__topic_x", dict(TOPIC, file_format="parquet")
-        )
-    )
+    sql = flat(create_backing_sql("s.__topic_x", dict(TOPIC, file_format="parquet")))
     assert "_offset bigint, _row_idx bigint, _produced_at bigint," in sql
     assert "using parquet partitioned by (_offset)" in sql
     assert "isolationLevel" not in sql
 
 
 def test_view_lists_columns_in_contract_order():
-    sql = flat(registry_macros().get_create_topic_view_sql("s.cdc_orders", "s.__topic_x", TOPIC))
+    select = view_select_sql("s.__topic_x", TOPIC)
+    sql = flat(
+        create_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, view_fingerprint(select), True)
+    )
     assert sql.endswith(
         "as select _offset, _row_idx, _produced_at, `order_id`, `op`, tenant_id from s.__topic_x"
     )

@@ -3,9 +3,6 @@ the claim and view decisions against a fake metastore, and the rendered SQL."""
 
 from __future__ import annotations
 
-import json
-
-import jinja2
 import pytest
 
 from dbt.adapters.jammi.topic.registration import (
@@ -16,7 +13,13 @@ from dbt.adapters.jammi.topic.registration import (
     topic_storage_format,
     view_fingerprint,
 )
-from tests.unit.topic.test_topic_macros import MACROS, TOPIC, Adapter, flat, registry_macros
+from dbt.adapters.jammi.topic.registry_sql import (
+    create_registry_sql,
+    create_view_sql,
+    stage_registration_sql,
+    view_select_sql,
+)
+from tests.unit.topic.test_topic_macros import TOPIC, flat
 
 SUBJECT = "topic 'cdc_orders'"
 
@@ -166,26 +169,14 @@ def test_fingerprint_ignores_whitespace_only():
 
 
 def test_registry_is_partitioned_by_name():
-    sql = flat(registry_macros().get_create_topic_registry_sql("s.topics"))
+    sql = flat(create_registry_sql("s.topics"))
     assert sql.startswith("create table if not exists s.topics ( topic_id string, name string,")
     assert "using parquet partitioned by (name)" in sql
 
 
-class Relation:
-    identifier = "cdc_orders"
-
-
-def staging_macros():
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(MACROS), extensions=["jinja2.ext.do"])
-    context = {"adapter": Adapter(), "tojson": json.dumps}
-    return env.get_template("topic_registry.sql").make_module(context)
-
-
 def test_staged_registry_row_has_every_column_but_the_partition():
     topic = dict(TOPIC, file_format="parquet", retention_offsets=5, retention_ms=None)
-    sql = flat(
-        staging_macros().get_stage_topic_registration_sql("file:/w/_staging/p", topic, Relation())
-    )
+    sql = flat(stage_registration_sql("file:/w/_staging/p", topic, "cdc_orders"))
     assert sql.startswith("insert overwrite directory 'file:/w/_staging/p' using parquet select")
     for column in (
         "topic_id",
@@ -205,12 +196,10 @@ def test_staged_registry_row_has_every_column_but_the_partition():
 
 
 def test_view_sql_carries_its_fingerprint_and_creates_without_replace():
-    macros = registry_macros()
-    select = flat(macros.get_topic_view_select_sql("s.__topic_x", TOPIC))
-    create = flat(
-        macros.get_create_topic_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, replace=False)
-    )
-    replace = flat(macros.get_create_topic_view_sql("s.cdc_orders", "s.__topic_x", TOPIC))
+    select = flat(view_select_sql("s.__topic_x", TOPIC))
+    fingerprint = view_fingerprint(select)
+    create = flat(create_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, fingerprint, False))
+    replace = flat(create_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, fingerprint, True))
     assert create.startswith("create view s.cdc_orders comment")
     assert replace.startswith("create or replace view s.cdc_orders comment")
     expected = f"tblproperties ('jammi.view_fingerprint' = '{view_fingerprint(select)}')"

@@ -25,11 +25,18 @@ refused because someone else got there first" live here:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.topic.registry_sql import (
+    create_backing_sql,
+    create_registry_sql,
+    name_owner_sql,
+    stage_registration_sql,
+)
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
@@ -125,6 +132,63 @@ def claim_registration(
             ) from exc
         raise
     return True
+
+
+def check_unchanged(topic: Mapping[str, Any], definition: Mapping[str, Any], subject: str) -> None:
+    """A registered topic's name and columns are permanent: the model must keep them."""
+    if topic["name"] != definition["name"]:
+        raise TopicRegistrationError(
+            subject,
+            f"topic_name is '{definition['name']}' but this model's topic is registered "
+            f"as '{topic['name']}'",
+            f"topic names are permanent; restore topic_name: {topic['name']}",
+        )
+    if json.dumps(topic["columns"]) != json.dumps(definition["columns"]):
+        raise TopicRegistrationError(
+            subject,
+            f"the model's columns {json.dumps(definition['columns'])} differ from the "
+            f"topic's registered schema {json.dumps(topic['columns'])}",
+            "keep the published schema, or publish to a new topic_name",
+        )
+
+
+def name_taken(subject: str, name: str, owner: str, schema: str) -> TopicRegistrationError:
+    return TopicRegistrationError(
+        subject,
+        f"topic_name '{name}' is already used by model '{owner}' in schema {schema}",
+        "set a different topic_name",
+    )
+
+
+def check_name_free(run_sql: RunSql, registry: str, name: str, subject: str, schema: str) -> None:
+    """Before a first registration: create the registry if absent, and refuse a name
+    another model's topic holds."""
+    create_if_absent(run_sql, create_registry_sql(registry))
+    owner = run_sql(name_owner_sql(registry, name))
+    if owner:
+        raise name_taken(subject, name, str(owner[0][0]), schema)
+
+
+def register_first(
+    run_sql: RunSql,
+    registry: str,
+    backing: str,
+    candidate: Mapping[str, Any],
+    staged: str,
+    subject: str,
+) -> bool:
+    """A first registration, race-free: one backing table per topic name whatever the
+    timing. Creates this run's own backing table (a fresh id: nobody else uses the
+    name), stages its registry row in ``staged`` and claims the name. True if this run
+    won; False if a concurrent run did, after this run's own backing table (empty, never
+    registered) is dropped. A run killed before the claim leaves an unregistered empty
+    table and a staged row no reader sees."""
+    run_sql(create_backing_sql(backing, candidate))
+    run_sql(stage_registration_sql(staged, candidate, candidate["relation_name"]))
+    if claim_registration(run_sql, registry, candidate["name"], staged, subject):
+        return True
+    run_sql(f"drop table if exists {backing}")
+    return False
 
 
 # --- the view named after the model ---------------------------------------------

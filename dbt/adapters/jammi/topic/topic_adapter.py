@@ -46,10 +46,17 @@ from dbt.adapters.jammi.topic.publish import (
 )
 from dbt.adapters.jammi.topic.registration import (
     apply_view,
-    claim_registration,
-    create_if_absent,
+    check_name_free,
+    check_unchanged,
+    name_taken,
+    register_first,
     topic_storage_format,
     view_fingerprint,
+)
+from dbt.adapters.jammi.topic.registry_sql import (
+    REGISTRY_TABLE,
+    create_view_sql,
+    view_select_sql,
 )
 from dbt.adapters.jammi.topic.row_index import is_small_batch
 from dbt.adapters.jammi.topic.staging import (
@@ -88,7 +95,6 @@ class TopicAdapterMixin(StatementsMixin):
             )
         return {"kind": "directory", "target": self.topic_staging_location(backing)}
 
-    @available
     def topic_staging_location(self, relation: Any) -> str:
         """A fresh directory under ``relation``'s ``_staging/`` (a staged batch or
         registry row)."""
@@ -225,7 +231,6 @@ class TopicAdapterMixin(StatementsMixin):
                 return getattr(cached, "information", None)
         return None
 
-    @available
     def topic_registry_row(
         self, registry: Any, column: str, value: str
     ) -> Optional[dict[str, Any]]:
@@ -257,67 +262,124 @@ class TopicAdapterMixin(StatementsMixin):
         self._topic_metadata.put(location, "location", relation_key(relation))
         return location
 
+    # --- registration: the registry claim and the view ---------------------------------------
+
     @available
-    def topic_apply_view(
+    def topic_registration(self, relation: Any) -> Optional[dict[str, Any]]:
+        """The registry row of the topic ``relation`` (a model's view, or a changelog's
+        table) stands for, or None: asked directly (a missing registry reads as no row)
+        and kept for the invocation once found."""
+        return self.topic_registry_row(
+            self._registry_relation(relation), "relation_name", relation.identifier
+        )
+
+    @available
+    def topic_register(
         self,
         relation: Any,
-        create_sql: str,
-        replace_sql: str,
-        fingerprint: str,
+        definition: dict[str, Any],
         model_name: str,
-    ) -> str:
-        """``apply_view``, skipped when this invocation or dbt's listing already saw the
-        view with ``fingerprint``."""
-        key = ("view", relation_key(relation))
-        listed = fingerprint_from_information(self._listed_information(relation))
-        if fingerprint in (self._topic_metadata.get(*key), listed):
-            self._topic_metadata.put(fingerprint, *key)
-            return "kept"
-        outcome = apply_view(
-            self._run_sql,
-            relation.schema,
-            relation.identifier,
-            create_sql,
-            replace_sql,
-            fingerprint,
-            f"topic '{model_name}'",
-        )
-        self._topic_metadata.put(fingerprint, *key)
-        return outcome
-
-    # --- registration: the topic's registry claim and view -----------------------------------
-
-    @available
-    def topic_create_if_absent(self, create_sql: str) -> bool:
-        return create_if_absent(self._run_sql, create_sql)
-
-    @available
-    def topic_claim_registration(
-        self, registry: Any, candidate: dict[str, Any], backing: Any, staged: str, model_name: str
+        requested_format: Any = None,
     ) -> dict[str, Any]:
-        """A first registration's claim (registration.claim_registration): ``candidate``
-        when this run won its name, else the winner's registry row, after dropping this
-        run's own backing table (empty, never registered) and staged row."""
-        name = candidate["name"]
-        if claim_registration(self._run_sql, str(registry), name, staged, f"topic '{model_name}'"):
+        """Find the model's topic or register it (registration.py: the claim), check that
+        its name and columns are the registered ones, and make sure the view named after
+        the model is right. ``requested_format``: the model's file_format config."""
+        topic = self.topic_registration(relation)
+        if topic is None:
+            topic = self._register_first(relation, definition, model_name, requested_format)
+        check_unchanged(topic, definition, f"topic '{model_name}'")
+        self._apply_view(relation, topic, model_name)
+        return topic
+
+    def _register_first(
+        self,
+        relation: Any,
+        definition: dict[str, Any],
+        model_name: str,
+        requested_format: Any = None,
+        stored_format: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """A first registration, race-free: one backing table per topic name whatever the
+        timing (registration.py). Creates the registry if absent, refuses a name another
+        model holds, creates this run's own backing table, stages its registry row and
+        claims the name. The loser of a concurrent claim drops its own table and returns
+        the winner's row, unless the winner is another model. ``stored_format``: a
+        changelog topic's, else the model's resolved format decides it."""
+        registry = self._registry_relation(relation)
+        subject, name = f"topic '{model_name}'", definition["name"]
+        check_name_free(self._run_sql, str(registry), name, subject, relation.schema)
+        if stored_format is None:
+            requested = self.resolve_file_format(requested_format, model_name)  # type: ignore[attr-defined]
+            stored_format = topic_storage_format(requested)
+        candidate = {
+            **{key: definition[key] for key in ("topic_id", "name", "backing_table", "columns")},
+            "file_format": stored_format,
+            "retention_offsets": definition.get("retention_offsets"),
+            "retention_ms": definition.get("retention_ms"),
+            "relation_name": relation.identifier,
+        }
+        backing = self.topic_backing_relation(relation, candidate)
+        staged = self.topic_staging_location(registry)
+        won = register_first(self._run_sql, str(registry), str(backing), candidate, staged, subject)
+        if won:
             self._remember_registration(registry, candidate)
             return candidate
-        self._run_sql(f"drop table if exists {backing}")
         self._topic_metadata.forget("location", relation_key(backing))
         if self._has_local_filesystem():
             storage.remove(staged)
         winner = self.topic_registry_row(registry, "name", name)
         if winner is None:  # the claim was refused because a row of this name exists
             raise ValueError(f"topic {name}: lost its registration claim, but no row holds it")
+        if winner["relation_name"] != relation.identifier:
+            raise name_taken(subject, name, winner["relation_name"], relation.schema)
+        backing_table = winner["backing_table"]
+        logger.info(f"topic {name}: registered concurrently; publishing to {backing_table}")
         return winner
 
-    @available
-    def topic_storage_format(self, file_format: str) -> str:
-        return topic_storage_format(file_format)
+    def _apply_view(self, relation: Any, topic: dict[str, Any], model_name: str) -> None:
+        """Create the view named after the model only when it is missing or wrong
+        (registration.apply_view), skipped when this invocation or dbt's listing already
+        saw it with its fingerprint: concurrent publishes of a registered topic leave it
+        alone. A table of the view's name is dropped first."""
+        backing = str(self.topic_backing_relation(relation, topic))
+        fingerprint = view_fingerprint(view_select_sql(backing, topic))
+        key = ("view", relation_key(relation))
+        listed = fingerprint_from_information(self._listed_information(relation))
+        if fingerprint in (self._topic_metadata.get(*key), listed):
+            self._topic_metadata.put(fingerprint, *key)
+            return
+        old = self.get_relation(relation.database, relation.schema, relation.identifier)  # type: ignore[attr-defined]
+        if old is not None and old.type != "view":
+            self.drop_relation(old)  # type: ignore[attr-defined]
+        outcome = apply_view(
+            self._run_sql,
+            relation.schema,
+            relation.identifier,
+            create_view_sql(str(relation), backing, topic, fingerprint, replace=False),
+            create_view_sql(str(relation), backing, topic, fingerprint, replace=True),
+            fingerprint,
+            f"topic '{model_name}'",
+        )
+        self._topic_metadata.put(fingerprint, *key)
+        if outcome != "kept":
+            logger.debug(f"topic {topic['name']}: view {relation} {outcome}")
 
-    @available
-    def topic_view_fingerprint(self, view_select_sql: str) -> str:
-        return view_fingerprint(view_select_sql)
+    def topic_backing_relation(self, relation: Any, topic: dict[str, Any]) -> Any:
+        """The backing table of ``topic``, in ``relation``'s schema."""
+        return self.Relation.create(  # type: ignore[attr-defined]
+            database=relation.database,
+            schema=relation.schema,
+            identifier=topic["backing_table"],
+            type="table",
+        )
+
+    def _registry_relation(self, relation: Any) -> Any:
+        return self.Relation.create(  # type: ignore[attr-defined]
+            database=relation.database,
+            schema=relation.schema,
+            identifier=REGISTRY_TABLE,
+            type="table",
+        )
 
     # --- staging: cleanup of failed publishes, how a batch is numbered -----------------------
 

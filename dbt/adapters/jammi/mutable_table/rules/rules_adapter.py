@@ -21,13 +21,21 @@ from dbt.adapters.jammi.common.validation import (
 from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
-from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones
+from dbt.adapters.jammi.mutable_table.rules import (
+    changelog,
+    changelog_phases,
+    changelog_sql,
+    identity,
+    tombstones,
+)
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
     age_millis_sql,
     ttl_cutoff_ms,
 )
+from dbt.adapters.jammi.mutable_table.version_locations import parse_version
+from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE
 
 logger = AdapterLogger("Jammi")
 
@@ -270,45 +278,111 @@ class MutableRulesAdapterMixin(StatementsMixin):
     def mutable_identity_moved_marker(self) -> str:
         return identity.IDENTITY_MOVED_MARKER
 
-    # --- changelog (rules/changelog.py) ----------------------------------------------------
+    # --- changelog (rules/changelog_phases.py) ---------------------------------------------
 
     @available
-    def changelog_topic_name(self, model_name: str) -> str:
-        return changelog.topic_name(model_name)
+    def changelog_check(
+        self, definition: dict[str, Any], relation: Any, state: Any, file_format: str
+    ) -> dict[str, Any]:
+        """Everything that refuses a changelog run, read before anything is written: the
+        format, a topic name another model has taken, a changed set of columns, a table
+        created anew while its changelog holds an earlier table's events. ``topic``: the
+        table's registered changelog topic, or None; ``writes``: whether preparing it
+        writes (changelog_phases.preparation_writes)."""
+        topic = None
+        if definition.get("changelog"):
+            changelog_phases.check_format(definition, file_format)
+            topic = self.topic_registration(relation)  # type: ignore[attr-defined]
+            registry = f"{relation.schema}.{REGISTRY_TABLE}"
+            if topic is None:
+                changelog_phases.check_name_free(
+                    self._run_sql, definition, registry, relation.schema
+                )
+            else:
+                changelog_phases.check_columns(
+                    definition, topic, self._changelog_columns(definition, topic["name"])
+                )
+                if state is None:
+                    backing = self.topic_backing_relation(relation, topic)  # type: ignore[attr-defined]
+                    changelog_phases.check_no_earlier_events(
+                        self._run_sql, definition, topic, str(backing), registry
+                    )
+        writes = changelog_phases.preparation_writes(definition, state, topic)
+        return {"topic": topic, "writes": writes}
+
+    def _changelog_columns(self, definition: Mapping[str, Any], name: str) -> Any:
+        """The event columns as a topic of that name records them."""
+        columns = changelog.event_columns(definition)
+        topic = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
+        return topic["columns"]
 
     @available
-    def changelog_event_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
-        return changelog.event_columns(definition)
+    def changelog_prepare(
+        self,
+        definition: dict[str, Any],
+        relation: Any,
+        state: Any,
+        file_format: str,
+        checked: Optional[dict[str, Any]] = None,
+    ) -> Optional[dict[str, Any]]:
+        """Before the plan: register the changelog topic unless ``checked`` (what
+        ``changelog_check`` returned; it runs here when not given) found it, and record
+        the first version it publishes. The run's changelog topic: {backing, location,
+        file_format, since}; None when the changelog is off (a table that had one
+        forgets its first version)."""
+        if checked is None:
+            checked = self.changelog_check(definition, relation, state, file_format)
+        topic = checked["topic"]
+        if not definition.get("changelog"):
+            changelog_phases.stop(self._run_sql, relation, state)
+            return None
+        if topic is None:
+            # with the table as its relation, so topic_events(ref('the_table')) finds it;
+            # a concurrent run may have registered it since changelog_check looked
+            name = changelog.topic_name(definition["table_id"])
+            columns = changelog.event_columns(definition)
+            candidate = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
+            topic = self.topic_registration(relation)  # type: ignore[attr-defined]
+            if topic is None:
+                stored = "delta" if file_format == "delta" else "parquet"
+                topic = self._register_first(  # type: ignore[attr-defined]
+                    relation, candidate, definition["table_id"], stored_format=stored
+                )
+            changelog_phases.check_columns(definition, topic, candidate["columns"])
+        backing = self.topic_backing_relation(relation, topic)  # type: ignore[attr-defined]
+        since = changelog_phases.start(self._run_sql, relation, state, file_format)
+        delta = topic["file_format"] == "delta"
+        return {
+            "backing": str(backing),
+            "location": None if delta else self.topic_table_location(backing),  # type: ignore[attr-defined]
+            "file_format": topic["file_format"],
+            "since": since,
+        }
 
     @available
-    def changelog_event_sources(self, definition: Mapping[str, Any]) -> list[dict[str, str]]:
-        return changelog.event_sources(definition)
-
-    @available
-    def changelog_value_columns(self, definition: Mapping[str, Any]) -> list[str]:
-        return changelog.value_columns(definition)
-
-    @available
-    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
-        return changelog.previous_in_plan(definition)
-
-    @available
-    def changelog_first_version_of_new_table(self, file_format: str) -> int:
-        return changelog.first_version_of_new_table(file_format)
-
-    @available
-    def changelog_staged_dir(self, topic_location: str, version_location: str) -> str:
-        return changelog.staged_dir(topic_location, version_location)
-
-    @available
-    def changelog_first_version(self, properties: Mapping[str, Any]) -> Optional[int]:
-        return changelog.first_version(properties)
-
-    @available
-    def changelog_attach_version(self, backing: Any, version: Any, staged: str) -> bool:
-        return changelog.attach_version(self._run_sql, str(backing), int(version), staged)
-
-    @available
-    def changelog_publish_delta(self, publish_sql: str, table_id: str) -> str:
-        changelog.publish_delta(self._run_sql, publish_sql, f"mutable_table '{table_id}'")
+    def changelog_repair(self, definition: dict[str, Any], relation: Any, state: Any) -> str:
+        """Before every plan: publish what a run that stopped after its commit left."""
+        changelog_phases.repair(self._run_sql, definition, relation, state)
         return ""
+
+    @available
+    def changelog_publish(
+        self, definition: dict[str, Any], relation: Any, location: Optional[str]
+    ) -> str:
+        """After the commit: the committed version to the table's changelog."""
+        changelog_phases.publish(self._run_sql, definition, relation, location)
+        return ""
+
+    @available
+    def changelog_stage_step(
+        self, definition: dict[str, Any], target: Any, change_set: Any, location: str
+    ) -> dict[str, Any]:
+        """parquet/orc, a step of the commit before its claim: the events of
+        ``change_set`` (planned against ``target``, None on the first run) staged for the
+        version at ``location``, with the staged directory to remove if the commit fails."""
+        topic = definition["changelog_topic"]
+        version = int(parse_version(location) or 0)
+        staged = changelog.staged_dir(topic["location"], location)
+        target_sql = None if target is None else str(target)
+        sql = changelog_sql.stage_sql(definition, target_sql, str(change_set), version, staged)
+        return {"sql": sql, "undo_paths": [staged]}

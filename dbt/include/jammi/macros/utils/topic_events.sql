@@ -39,7 +39,7 @@
 
 
 {% macro topic_require_registration(topic) -%}
-  {%- set registration = fetch_topic_registration(topic) -%}
+  {%- set registration = adapter.topic_registration(topic) -%}
   {%- if registration is none -%}
     {% do exceptions.raise_compiler_error(
         "model '" ~ model.name ~ "': " ~ topic ~ " is not a topic (no row in "

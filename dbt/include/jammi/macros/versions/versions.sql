@@ -113,16 +113,15 @@
     {%- set source = adapter.mutable_path_relation(file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version)) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(true) -%}
-  {%- set changelog_topic = check_changelog_definition(definition, relation, state, file_format) -%}
-  {%- do apply_changelog_preparation(definition, relation, state, file_format, changelog_topic) -%}
+  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, file_format)}) -%}
   {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
   {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
   {%- if adapter.uses_merge(file_format) -%}
-    {%- do apply_changelog_repair(definition, relation, state) -%}
+    {%- do adapter.changelog_repair(definition, relation, state) -%}
     {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
     {%- do apply_merge_rollback_tombstones(definition, relation, history, version, file_format) -%}
     {%- if definition.get('changelog_topic') -%}
-      {%- do apply_changelog_publish(definition, relation, none) -%}
+      {%- do adapter.changelog_publish(definition, relation, none) -%}
     {%- endif -%}
     {%- if file_format == 'iceberg' and found.expire_snapshots -%}
       {%- do adapter.mutable_expire_iceberg_snapshots(relation, found.versions_kept, model) -%}
@@ -140,7 +139,7 @@
      and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
 {% macro apply_rollback_rewrite(definition, relation, state, target_sql, tombstones_sql=none) -%}
   {%- set run_id = adapter.mutable_run_id() -%}
-  {%- do apply_changelog_repair(definition, relation, state) -%}
+  {%- do adapter.changelog_repair(definition, relation, state) -%}
   {%- set staging = mutable_staging_relation(relation, run_id) -%}
   {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
   {%- do run_query(get_create_staging_table_sql(staging, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}

@@ -85,10 +85,11 @@
   {#-- identity_column: the version's high-water mark, inside it (identity.sql) --#}
   {%- do steps.extend(mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
   {%- if definition.get('changelog_topic') -%}
-    {#-- the version's changelog events, staged where no reader sees them (changelog.sql) --#}
-    {%- set changelog_dir = adapter.changelog_staged_dir(definition.changelog_topic.location, location) -%}
-    {%- do staged_paths.append(changelog_dir) -%}
-    {%- do steps.append({'sql': get_stage_changelog_sql(definition, target_relation, change_set_relation, location), 'undo_paths': [changelog_dir]}) -%}
+    {#-- the version's changelog events, staged where no reader sees them
+         (rules/changelog_sql.py) --#}
+    {%- set changelog_step = adapter.changelog_stage_step(definition, target_relation, change_set_relation, location) -%}
+    {%- do staged_paths.extend(changelog_step.undo_paths) -%}
+    {%- do steps.append(changelog_step) -%}
   {%- endif -%}
   {%- if fail_at == 'before_commit' -%}
     {%- do steps.append({'sql': mutable_failure_sql('before_commit')}) -%}

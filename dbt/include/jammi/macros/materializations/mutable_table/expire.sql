@@ -21,8 +21,7 @@
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {#-- a changelog table publishes what it expires, like any committed version --#}
-  {%- set changelog_topic = check_changelog_definition(definition, relation, state, state.file_format) -%}
-  {%- do apply_changelog_preparation(definition, relation, state, state.file_format, changelog_topic) -%}
+  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, state.file_format)}) -%}
   {%- set batch_source = mutable_batch_source(mutable_empty_batch_sql(definition)) -%}
   {%- set applied = apply_mutable_batch_replanning(definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}

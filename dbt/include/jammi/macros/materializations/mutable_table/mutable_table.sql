@@ -55,7 +55,8 @@
   {%- set new_properties = adapter.mutable_changed_tblproperties(definition, state.table_properties) if state is not none and not rebuild else {} -%}
   {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
   {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
-  {%- set changelog_topic = check_changelog_definition(definition, target_relation, none if rebuild else state, file_format) -%}
+  {#-- changelog: what refuses it, read before anything is written (rules/changelog_phases.py) --#}
+  {%- set changelog = adapter.changelog_check(definition, target_relation, none if rebuild else state, file_format) -%}
   {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
   {#-- exact or refused: a batch value a narrower stored column cannot hold exactly, or
        that the file format would not read back, fails the run here, before anything is
@@ -76,7 +77,7 @@
        checks it here, in a query of its own --#}
   {%- set nothing_written_first = not rebuild and not adopting and not new_columns and not evolution and not new_properties and (
         not definition.get('changelog') if state is none
-        else not changelog_preparation_writes(definition, state, changelog_topic)) -%}
+        else not changelog.writes) -%}
   {%- set checks_in_merge = nothing_written_first and state is not none
         and adapter.mutable_merges_batch(file_format, definition) -%}
   {%- do definition.update({'checks_in_plan': nothing_written_first
@@ -87,7 +88,7 @@
     {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
-  {%- do apply_changelog_preparation(definition, target_relation, none if rebuild else state, file_format, changelog_topic) -%}
+  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, changelog.topic)}) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
        new tblproperties are set first (the run writes under them) --#}
@@ -179,7 +180,7 @@
      the counts, the run's relations and the committed version directory (rewrite
      formats). --#}
 {% macro plan_and_apply_mutable_batch(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
-  {%- do apply_changelog_repair(definition, target_relation, state) -%}
+  {%- do adapter.changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {#-- deletes stay deleted: the tombstones this plan reads and leaves (tombstones.sql) --#}
@@ -250,7 +251,7 @@
       {%- do drop_mutable_run_relations(outcome.run_relations) -%}
       {%- do run_query(mutable_failure_sql(fail_at)) -%}
     {%- endif -%}
-    {%- do apply_changelog_publish(definition, target_relation, outcome.location) -%}
+    {%- do adapter.changelog_publish(definition, target_relation, outcome.location) -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -264,6 +265,18 @@
     {{ return(adapter.mutable_iceberg_current_snapshot(target_relation)) }}
   {%- endif -%}
   {{ return(adapter.mutable_version(location) if location and not adapter.uses_merge(file_format) else none) }}
+{%- endmacro %}
+
+
+{#-- Quoted: Delta's grammar takes `history` (a fine model name) as a keyword. --#}
+{% macro delta_quoted_name(relation) -%}
+  `{{ relation.schema }}`.`{{ relation.identifier }}`
+{%- endmacro %}
+
+
+{% macro fetch_delta_table_version(relation) -%}
+  {%- set rows = run_query('describe history ' ~ delta_quoted_name(relation) ~ ' limit 1') -%}
+  {{ return(rows.rows[0][0] | int) }}
 {%- endmacro %}
 
 
@@ -302,7 +315,7 @@
     {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
     {%- do steps.extend(mutable_identity_mark_steps(definition, none, change_set_relation, location, none)) -%}
     {%- if definition.get('changelog_topic') -%}
-      {%- do steps.append({'sql': get_stage_changelog_sql(definition, none, change_set_relation, location), 'undo_paths': [adapter.changelog_staged_dir(definition.changelog_topic.location, location)]}) -%}
+      {%- do steps.append(adapter.changelog_stage_step(definition, none, change_set_relation, location)) -%}
     {%- endif -%}
     {%- if fail_at == 'before_commit' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}

@@ -21,7 +21,7 @@
 
   {#-- register: find this model's topic, or claim its name (backing table, then registry partition);
        create the view only when it is missing or wrong --#}
-  {%- set topic = apply_topic_registration(target_relation, definition) -%}
+  {%- set topic = adapter.topic_register(target_relation, definition, model.name, config.get('file_format')) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
 
   {#-- stage: write the batch to a fresh location that no reader can see yet --#}

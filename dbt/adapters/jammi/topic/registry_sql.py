@@ -1,0 +1,114 @@
+"""The statements of a topic's registration: the ``topics`` registry, a topic's backing
+table, its staged registry row and the view named after the model (docs/topic.md,
+"Registration"). topic_adapter.py runs them in the order registration.py describes.
+
+A topic here is the mapping a registry row or ``TopicDefinition.to_dict`` gives:
+``topic_id``, ``name``, ``backing_table``, ``columns`` ([name, type] pairs),
+``file_format``, and for a new registration ``retention_offsets`` / ``retention_ms``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+
+REGISTRY_TABLE = "topics"
+
+
+def create_registry_sql(registry: str) -> str:
+    """Partitioned by name: registering a topic is attaching its one-row partition, which
+    the metastore refuses to do twice (registration.claim_registration)."""
+    return (
+        f"create table if not exists {registry} (\n"
+        "  topic_id string,\n"
+        "  name string,\n"
+        "  backing_table string,\n"
+        "  relation_name string,\n"
+        "  schema_json string,\n"
+        "  file_format string,\n"
+        "  retention_offsets bigint,\n"
+        "  retention_ms bigint,\n"
+        "  created_at bigint\n"
+        ") using parquet\n"
+        "partitioned by (name)\n"
+        "comment 'dbt-jammi topics registry: one row per topic; created_at is UTC microseconds'"
+    )
+
+
+def name_owner_sql(registry: str, name: str) -> str:
+    return f"select relation_name from {registry} where name = {sql_string_literal(name)} limit 1"
+
+
+def stored_columns(topic: Mapping[str, Any]) -> list[str]:
+    """The backing table's columns after ``_offset``, in stored order."""
+    return ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
+
+
+def create_backing_sql(backing: str, topic: Mapping[str, Any]) -> str:
+    """The backing table: delta appends under its own conflict check (Serializable);
+    parquet is partitioned by ``_offset``, each offset claimed as a partition."""
+    delta = topic["file_format"] == "delta"
+    not_null = " not null" if delta else ""
+    lines = [f"  _offset bigint{not_null},", f"  _row_idx bigint{not_null},"]
+    lines.append(f"  _produced_at bigint{not_null},")
+    lines.extend(f"  {quote_identifier(c[0])} {c[1]}," for c in topic["columns"])
+    lines.append("  tenant_id string")
+    comment = sql_string_literal(f"dbt-jammi topic {topic['name']} (offset-ordered event log)")
+    properties = [
+        f"  'jammi.topic_id' = {sql_string_literal(topic['topic_id'])}",
+        f"  'jammi.topic_name' = {sql_string_literal(topic['name'])}",
+    ]
+    if delta:
+        properties.extend(
+            ["  'delta.isolationLevel' = 'Serializable'", "  'delta.appendOnly' = 'false'"]
+        )
+    partitioning = "" if delta else "\npartitioned by (_offset)"
+    return (
+        f"create table {backing} (\n" + "\n".join(lines) + f"\n) using {topic['file_format']}"
+        f"{partitioning}\ncomment {comment}\ntblproperties (\n" + ",\n".join(properties) + "\n)"
+    )
+
+
+def view_select_sql(backing: str, topic: Mapping[str, Any]) -> str:
+    columns = ", ".join(quote_identifier(c[0]) for c in topic["columns"])
+    separator = ", " if columns else ""
+    return f"select _offset, _row_idx, _produced_at, {columns}{separator}tenant_id from {backing}"
+
+
+def create_view_sql(
+    relation: str, backing: str, topic: Mapping[str, Any], fingerprint: str, replace: bool
+) -> str:
+    """The view named after the model; it carries ``fingerprint`` (of what it selects) so
+    that a run can tell whether it is already right without re-creating it."""
+    comment = sql_string_literal(f"dbt-jammi topic {topic['name']} over {topic['backing_table']}")
+    return (
+        f"create {'or replace ' if replace else ''}view {relation}\n"
+        f"comment {comment}\n"
+        f"tblproperties ('jammi.view_fingerprint' = {sql_string_literal(fingerprint)})\n"
+        f"as {view_select_sql(backing, topic)}"
+    )
+
+
+def _bigint_or_null(value: Optional[int]) -> str:
+    return f"cast({int(value) if value is not None else 'null'} as bigint)"
+
+
+def stage_registration_sql(staged: str, topic: Mapping[str, Any], relation_name: str) -> str:
+    """The registry row without its partition column (``name``), staged for the claim."""
+    values = [
+        f"{sql_string_literal(topic['topic_id'])} as topic_id",
+        f"{sql_string_literal(topic['backing_table'])} as backing_table",
+        f"{sql_string_literal(relation_name)} as relation_name",
+        f"{sql_string_literal(json.dumps(topic['columns']))} as schema_json",
+        f"{sql_string_literal(topic['file_format'])} as file_format",
+        f"{_bigint_or_null(topic.get('retention_offsets'))} as retention_offsets",
+        f"{_bigint_or_null(topic.get('retention_ms'))} as retention_ms",
+        "cast(unix_micros(current_timestamp()) as bigint) as created_at",
+    ]
+    return (
+        f"insert overwrite directory {sql_string_literal(staged)} using parquet\nselect\n  "
+        + ",\n  ".join(values)
+    )
