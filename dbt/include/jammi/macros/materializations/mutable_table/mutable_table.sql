@@ -88,7 +88,7 @@
     {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
-  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, changelog.topic)}) -%}
+  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, changelog)}) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
        new tblproperties are set first (the run writes under them) --#}
