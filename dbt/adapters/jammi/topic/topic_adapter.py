@@ -4,10 +4,11 @@ call, mixed into JammiAdapter. Each delegates to the module that decides: publis
 metadata.py (the invocation's cache), registration.py (the registry claim and the
 view), staging.py (where a batch is staged, and the clean-up of failed publishes).
 
-The materialization's phases each make one call: ``topic_prepare_staging`` (stage),
-``topic_apply_retention`` (retention), ``topic_publish`` (commit and report); a first
-registration ``topic_claim_registration``; a consumer's post-hook
-``topic_commit_consumed``."""
+The materialization's phases each make one call: ``topic_register`` (the registry row
+or a first registration's claim, and the view), ``topic_prepare_staging`` (stage),
+``topic_apply_retention`` (retention), ``topic_publish`` (commit and report); a
+consumer's post-hook ``topic_commit_consumed``. A changelog registers its topic through
+``_register_first`` (rules_adapter.changelog_prepare)."""
 
 from __future__ import annotations
 
