@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog_sql
+from dbt.adapters.jammi.mutable_table.rules import changelog_sql, tombstone_phases
 from dbt.adapters.jammi.topic import registry_sql
 from dbt.adapters.jammi.topic.registration import view_fingerprint
 
@@ -31,6 +31,7 @@ RAW = (
     "select _change_type, _commit_version, `id`, tenant_id "
     "from table_changes('`s`.`accounts`', 3, 5)"
 )
+NOW_MS = 1_800_000_000_000
 STAGED = "file:/t/topic/_staged/file:/w/prices/v{:010d}_r"
 
 
@@ -64,6 +65,17 @@ def _stage(name: str, first: bool) -> Callable[[], str]:
     )
 
 
+def _deleting(version: Any = "v", live: bool = True) -> dict:
+    defn = MutableTableDefinition.from_config(
+        "prices",
+        PRICES,
+        {"primary_key": ["sku"], "version_column": version, "delete_when": "label = 'x'"},
+    ).to_dict()
+    from_ = "select * from live_tombstones" if live else None
+    defn.update({"now_ms": NOW_MS, "tombstone_now_ms": NOW_MS, "tombstones_from": from_})
+    return defn
+
+
 def _fingerprinted_view(replace: bool) -> str:
     fingerprint = view_fingerprint(registry_sql.view_select_sql("s.__topic_x", TOPIC))
     return registry_sql.create_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, fingerprint, replace)
@@ -88,6 +100,19 @@ CASES: dict[str, Callable[[], str]] = {
     "topic_backing_parquet": lambda: registry_sql.create_backing_sql(
         "s.__topic_x", dict(TOPIC, file_format="parquet")
     ),
+    "tombstones_next_with_live": lambda: tombstone_phases.next_tombstones_sql(
+        _deleting(), "select 1"
+    ),
+    "tombstones_next_without_live": lambda: tombstone_phases.next_tombstones_sql(
+        _deleting(live=False), "select 1"
+    ),
+    "tombstones_next_two_columns": lambda: tombstone_phases.next_tombstones_sql(
+        _deleting(["v", "price"]), "select 1"
+    ),
+    "tombstones_write": lambda: tombstone_phases.write_sql(
+        "/w/t/v0000000004_cd", "parquet", "select 1"
+    ),
+    "tombstones_none": lambda: tombstone_phases.no_tombstones_sql(_deleting(["v", "price"])),
     "topic_registry": lambda: registry_sql.create_registry_sql("s.topics"),
     "topic_view_select": lambda: registry_sql.view_select_sql("s.__topic_x", TOPIC),
     "topic_view_create": lambda: _fingerprinted_view(False),

@@ -7,8 +7,7 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules.rules_adapter import expire_definition
-from dbt.adapters.jammi.mutable_table.rules.ttl import ttl_cutoff_ms
+from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition, ttl_cutoff_ms
 from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS
 from tests.unit.mutable_table.test_mutable_render import NOW_MS, render
 from tests.unit.rejections import rejects

@@ -25,7 +25,7 @@ from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.publish import offsets_from_partitions
 from dbt.adapters.jammi.topic.registration import is_not_found
-from dbt.adapters.jammi.topic.registry_sql import name_owner_sql
+from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE, name_owner_sql
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
@@ -107,6 +107,48 @@ def check_no_earlier_events(
             f"drop {backing} and delete its row from {registry} (name = '{topic['name']}'), "
             "or give the model a new name",
         )
+
+
+def check(
+    run_sql: RunSql,
+    definition: Mapping[str, Any],
+    relation: Any,
+    state: Any,
+    file_format: str,
+    find_topic: Callable[[], Optional[dict[str, Any]]],
+    columns_of: Callable[[str], Any],
+    backing_of: Callable[[Mapping[str, Any]], str],
+) -> dict[str, Any]:
+    """Everything that refuses a changelog run, read before anything is written: the
+    format, a topic name another model has taken, a changed set of columns, a table
+    created anew while its changelog holds an earlier table's events. ``topic``: the
+    table's registered changelog topic (``find_topic``), or None; ``writes``: whether
+    preparing it writes. ``columns_of(name)``: the event columns as a topic of that name
+    records them; ``backing_of(topic)``: its backing table."""
+    topic = None
+    if definition.get("changelog"):
+        check_format(definition, file_format)
+        topic = find_topic()
+        registry = f"{relation.schema}.{REGISTRY_TABLE}"
+        if topic is None:
+            check_name_free(run_sql, definition, registry, relation.schema)
+        else:
+            check_columns(definition, topic, columns_of(topic["name"]))
+            if state is None:
+                check_no_earlier_events(run_sql, definition, topic, backing_of(topic), registry)
+    return {"topic": topic, "writes": preparation_writes(definition, state, topic)}
+
+
+def stage_step(
+    definition: Mapping[str, Any], target: Optional[str], change_set: str, location: str
+) -> dict[str, Any]:
+    """parquet/orc, a step of the commit before its claim: the events of ``change_set``
+    (planned against ``target``, None on the first run) staged for the version at
+    ``location``, with the staged directory to remove if the commit fails."""
+    version = int(parse_version(location) or 0)
+    staged = changelog.staged_dir(definition["changelog_topic"]["location"], location)
+    sql = changelog_sql.stage_sql(definition, target, change_set, version, staged)
+    return {"sql": sql, "undo_paths": [staged]}
 
 
 def preparation_writes(definition: Mapping[str, Any], state: Any, topic: Any) -> bool:

@@ -11,12 +11,9 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.clock import now_ms
-from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
-    require_positive_int,
-    sql_string_literal,
 )
 from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table import exact_casts
@@ -24,60 +21,19 @@ from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
     changelog_phases,
-    changelog_sql,
     identity,
+    tombstone_phases,
     tombstones,
 )
 from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
     age_millis_sql,
+    expire_definition,
     ttl_cutoff_ms,
 )
-from dbt.adapters.jammi.mutable_table.version_locations import parse_version
-from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE
 
 logger = AdapterLogger("Jammi")
-
-
-def expire_definition(
-    table: str, stored: Optional[Mapping[str, Any]], ttl_ms: Any = None
-) -> dict[str, Any]:
-    """The definition ``expire_mutable_table`` plans with: the recorded one, with no
-    hard deletes (its batch is empty, which must not read as "every key is gone") and
-    ``ttl_ms`` replaced for this operation when given."""
-    subject = f"expire_mutable_table '{table}'"
-    if not stored:
-        raise JammiValidationError(
-            subject,
-            "the table's recorded definition cannot be read",
-            "run the table's model once (it records the definition), then expire",
-        )
-    if ttl_ms is not None:
-        require_positive_int(ttl_ms, "ttl_ms", subject)
-    elif not stored.get("ttl_ms"):
-        raise JammiValidationError(
-            subject,
-            "the table has no ttl_ms configured",
-            "set ttl_ms (and ttl_column) on the model and run it, or pass --args "
-            "'{table: ..., ttl_ms: 86400000}' for a table with history: scd2 or ttl_column",
-        )
-    has_age = (
-        stored.get("history") == "scd2"
-        or stored.get("ttl_column")
-        or any(c[0] == WRITTEN_AT_COLUMN for c in stored.get("storage_columns") or [])
-    )
-    if not has_age:
-        raise JammiValidationError(
-            subject,
-            "the table keeps no row age (no ttl_column, no history, no engine-written time)",
-            "set ttl_ms (and ttl_column) on the model and run it once",
-        )
-    definition = dict(stored)
-    definition["ttl_ms"] = ttl_ms if ttl_ms is not None else stored["ttl_ms"]
-    definition["hard_deletes"] = "ignore"
-    definition["batch_columns"] = [c[0] for c in stored["columns"]]
-    return definition
 
 
 class MutableRulesAdapterMixin(StatementsMixin):
@@ -132,17 +88,6 @@ class MutableRulesAdapterMixin(StatementsMixin):
         return tombstones.retention_ms(definition)
 
     @available
-    def mutable_tombstone_cutoff(self, definition: Mapping[str, Any]) -> int:
-        """Epoch milliseconds: tombstones deleted before this have expired (the plan's
-        clock, ``now_ms``)."""
-        retention = tombstones.retention_ms(definition) or tombstones.DEFAULT_RETENTION_MS
-        return tombstones.live_cutoff_ms(retention, int(definition["now_ms"]))
-
-    @available
-    def mutable_version_tombstone_dir(self, location: str) -> str:
-        return tombstones.version_tombstone_dir(location)
-
-    @available
     def mutable_tombstone_table_identifier(self, table_identifier: str) -> str:
         return tombstones.tombstone_table_identifier(table_identifier)
 
@@ -160,47 +105,87 @@ class MutableRulesAdapterMixin(StatementsMixin):
         }
 
     @available
-    def mutable_tombstones_readable(self, file_format: str, location: str) -> bool:
-        """Whether a version directory holds tombstones (versions written before the
-        rule, or without a version rule, have none). Asked of Spark, so it works over
-        every connection method."""
-        tomb_dir = tombstones.version_tombstone_dir(location)
-        try:
-            self._run_sql(f"select 1 from {file_format}.`{tomb_dir}` limit 0")  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - only a missing path means "none"
-            if tombstones.path_missing(str(exc)):
-                return False
-            raise
-        return True
-
-    @available
-    def mutable_committed_tombstone_tags(self, relation: Any, file_format: str) -> str:
-        """What the tags of counting tombstones are ``in``: Delta, the invocations with a
-        commit in the table's history, listed ('' when none); Iceberg, a query of the
-        snapshots in the table's current ancestry (branch_commit.py). A run that died
-        before its commit left tombstones with neither."""
-        if file_format == "iceberg":
-            return branch_commit.committed_tags_sql(str(relation))
-        history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
-        return ", ".join(
-            sql_string_literal(tag) for tag in tombstones.committed_invocations(history)
+    def mutable_tombstones_prepare(
+        self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
+    ) -> dict[str, Any]:
+        """Before a plan: where it reads the keys' live tombstones from, and its clock
+        (tombstone_phases.prepare); the run's definition takes these values."""
+        return tombstone_phases.prepare(
+            definition,
+            state,
+            file_format,
+            now_ms(),
+            lambda: self._tombstone_table(relation),
+            lambda: self._committed_tombstone_tags(relation, file_format),
+            lambda location: self._tombstones_readable(file_format, location),
         )
 
     @available
-    def mutable_tombstone_tags_after(
-        self, history: Sequence[Mapping[str, Any]], version: int, file_format: str
-    ) -> list[str]:
-        return tombstones.tags_after(history, version, file_format)
+    def mutable_tombstones_apply(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        state: Any,
+        file_format: str,
+        candidates_sql: str,
+        invocation_id: str,
+    ) -> dict[str, Any]:
+        """Before the commit: the tombstones the plan leaves (tombstone_phases.apply)."""
+        table = self._tombstone_relation(relation)
+        return tombstone_phases.apply(
+            self._run_sql, definition, state, file_format, candidates_sql, str(table), invocation_id
+        )
 
     @available
-    def mutable_expire_delta_tombstones(self, relation: Any, expired_predicate: str) -> None:
-        """Delete expired rows of a Delta tombstone table. Best effort: readers skip
-        expired rows anyway, and a concurrent append may refuse the delete (a later run
-        retries)."""
-        try:
-            self._run_sql(f"delete from {relation} where {expired_predicate}")  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 - expiry is retried by the next run
-            logger.debug(f"mutable_table: tombstone expiry of {relation} deferred: {exc}")
+    def mutable_tombstones_write_sql(
+        self, location: str, file_format: str, tombstones_sql: str
+    ) -> str:
+        return tombstone_phases.write_sql(location, file_format, tombstones_sql)
+
+    @available
+    def mutable_tombstones_rollback(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        file_format: str,
+        history: Sequence[Mapping[str, Any]],
+        to_version: int,
+        kept_location: Optional[str] = None,
+    ) -> Optional[str]:
+        """Rollback: the kept version's tombstones become the current ones. parquet/orc:
+        the complete set the rollback's version carries (its statement); Delta and
+        Iceberg: the tombstones of later commits stop counting (here; None)."""
+        if file_format in ("delta", "iceberg"):
+            later = tombstones.tags_after(history, to_version, file_format)
+            tombstone_phases.rollback_merge(self._run_sql, self._tombstone_table(relation), later)
+            return None
+        return tombstone_phases.rollback_rewrite_sql(
+            definition,
+            file_format,
+            str(kept_location),
+            lambda location: self._tombstones_readable(file_format, location),
+        )
+
+    def _tombstone_relation(self, relation: Any) -> Any:
+        identifier = tombstones.tombstone_table_identifier(relation.identifier)
+        return relation.incorporate(path={"identifier": identifier})
+
+    def _tombstone_table(self, relation: Any) -> Optional[str]:
+        """The tombstone table beside a MERGE table, if it exists."""
+        table = self._tombstone_relation(relation)
+        found = self.get_relation(table.database, table.schema, table.identifier)  # type: ignore[attr-defined]
+        return None if found is None else str(found)
+
+    def _tombstones_readable(self, file_format: str, location: str) -> bool:
+        return tombstone_phases.readable(self._run_sql, file_format, location)
+
+    def _committed_tombstone_tags(self, relation: Any, file_format: str) -> str:
+        """Iceberg: a query of the snapshots in the table's current ancestry; Delta: the
+        invocations with a commit in its history (tombstone_phases.committed_tags)."""
+        if file_format == "iceberg":
+            return branch_commit.committed_tags_sql(str(relation))
+        history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
+        return tombstone_phases.committed_tags(history)
 
     @available
     def mutable_identity_from(
@@ -297,26 +282,16 @@ class MutableRulesAdapterMixin(StatementsMixin):
         created anew while its changelog holds an earlier table's events. ``topic``: the
         table's registered changelog topic, or None; ``writes``: whether preparing it
         writes (changelog_phases.preparation_writes)."""
-        topic = None
-        if definition.get("changelog"):
-            changelog_phases.check_format(definition, file_format)
-            topic = self.topic_registration(relation)  # type: ignore[attr-defined]
-            registry = f"{relation.schema}.{REGISTRY_TABLE}"
-            if topic is None:
-                changelog_phases.check_name_free(
-                    self._run_sql, definition, registry, relation.schema
-                )
-            else:
-                changelog_phases.check_columns(
-                    definition, topic, self._changelog_columns(definition, topic["name"])
-                )
-                if state is None:
-                    backing = self.topic_backing_relation(relation, topic)  # type: ignore[attr-defined]
-                    changelog_phases.check_no_earlier_events(
-                        self._run_sql, definition, topic, str(backing), registry
-                    )
-        writes = changelog_phases.preparation_writes(definition, state, topic)
-        return {"topic": topic, "writes": writes}
+        return changelog_phases.check(
+            self._run_sql,
+            definition,
+            relation,
+            state,
+            file_format,
+            lambda: self.topic_registration(relation),  # type: ignore[attr-defined]
+            lambda name: self._changelog_columns(definition, name),
+            lambda topic: str(self.topic_backing_relation(relation, topic)),  # type: ignore[attr-defined]
+        )
 
     def _changelog_columns(self, definition: Mapping[str, Any], name: str) -> Any:
         """The event columns as a topic of that name records them."""
@@ -388,9 +363,5 @@ class MutableRulesAdapterMixin(StatementsMixin):
         """parquet/orc, a step of the commit before its claim: the events of
         ``change_set`` (planned against ``target``, None on the first run) staged for the
         version at ``location``, with the staged directory to remove if the commit fails."""
-        topic = definition["changelog_topic"]
-        version = int(parse_version(location) or 0)
-        staged = changelog.staged_dir(topic["location"], location)
         target_sql = None if target is None else str(target)
-        sql = changelog_sql.stage_sql(definition, target_sql, str(change_set), version, staged)
-        return {"sql": sql, "undo_paths": [staged]}
+        return changelog_phases.stage_step(definition, target_sql, str(change_set), location)

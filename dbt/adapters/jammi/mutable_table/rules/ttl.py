@@ -114,3 +114,43 @@ def written_at_needed(definition: Mapping[str, Any]) -> bool:
         and not definition.get("ttl_column")
         and (definition.get("history", "none") == "none")
     )
+
+
+def expire_definition(
+    table: str, stored: Optional[Mapping[str, Any]], ttl_ms: Any = None
+) -> dict[str, Any]:
+    """The definition ``expire_mutable_table`` plans with: the recorded one, with no
+    hard deletes (its batch is empty, which must not read as "every key is gone") and
+    ``ttl_ms`` replaced for this operation when given."""
+    subject = f"expire_mutable_table '{table}'"
+    if not stored:
+        raise JammiValidationError(
+            subject,
+            "the table's recorded definition cannot be read",
+            "run the table's model once (it records the definition), then expire",
+        )
+    if ttl_ms is not None:
+        require_positive_int(ttl_ms, "ttl_ms", subject)
+    elif not stored.get("ttl_ms"):
+        raise JammiValidationError(
+            subject,
+            "the table has no ttl_ms configured",
+            "set ttl_ms (and ttl_column) on the model and run it, or pass --args "
+            "'{table: ..., ttl_ms: 86400000}' for a table with history: scd2 or ttl_column",
+        )
+    has_age = (
+        stored.get("history") == "scd2"
+        or stored.get("ttl_column")
+        or any(c[0] == WRITTEN_AT_COLUMN for c in stored.get("storage_columns") or [])
+    )
+    if not has_age:
+        raise JammiValidationError(
+            subject,
+            "the table keeps no row age (no ttl_column, no history, no engine-written time)",
+            "set ttl_ms (and ttl_column) on the model and run it once",
+        )
+    definition = dict(stored)
+    definition["ttl_ms"] = ttl_ms if ttl_ms is not None else stored["ttl_ms"]
+    definition["hard_deletes"] = "ignore"
+    definition["batch_columns"] = [c[0] for c in stored["columns"]]
+    return definition

@@ -119,7 +119,7 @@
   {%- if adapter.uses_merge(file_format) -%}
     {%- do adapter.changelog_repair(definition, relation, state) -%}
     {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
-    {%- do apply_merge_rollback_tombstones(definition, relation, history, version, file_format) -%}
+    {%- do adapter.mutable_tombstones_rollback(definition, relation, file_format, history, version) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do adapter.changelog_publish(definition, relation, none) -%}
     {%- endif -%}
@@ -127,7 +127,7 @@
       {%- do adapter.mutable_expire_iceberg_snapshots(relation, found.versions_kept, model) -%}
     {%- endif -%}
   {%- else -%}
-    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql, mutable_rollback_tombstones_sql(definition, file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version))) -%}
+    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql, adapter.mutable_tombstones_rollback(definition, relation, file_format, history, version, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version))) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}

@@ -72,7 +72,7 @@
      relations) are removed; the table keeps pointing at the version it had. Returns the
      committed location, or none when the commit lost to a concurrent run and
      `last_attempt` is false (the caller re-plans; nothing was committed). --#}
-{#-- `tombstones_sql`: the version's live tombstones (tombstones.sql), written into it. --#}
+{#-- `tombstones_sql`: the version's live tombstones (rules/tombstone_phases.py), written into it. --#}
 {% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run', tombstones_sql=none) -%}
   {%- set location = adapter.mutable_next_location(planned_location, run_id) -%}
   {#-- the version's log row first (mutable_table/versions/kept_versions.py): every version directory has one --#}
@@ -80,7 +80,7 @@
   {%- set steps = [{'sql': adapter.mutable_version_log_sql(location, planned_location, counts, invocation_id, kind), 'undo_paths': staged_paths[:]},
                    {'sql': get_write_version_sql(definition, target_relation, change_set_relation, location, file_format, fail_at), 'undo_paths': [location]}] -%}
   {%- if tombstones_sql -%}
-    {%- do steps.append({'sql': get_write_tombstones_sql(location, file_format, tombstones_sql), 'undo_paths': [location]}) -%}
+    {%- do steps.append({'sql': adapter.mutable_tombstones_write_sql(location, file_format, tombstones_sql), 'undo_paths': [location]}) -%}
   {%- endif -%}
   {#-- identity_column: the version's high-water mark, inside it (identity.sql) --#}
   {%- do steps.extend(mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
