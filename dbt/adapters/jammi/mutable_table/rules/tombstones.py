@@ -8,7 +8,7 @@ tombstone changes nothing (the planner's ``_tombstoned`` flag, tombstones.sql); 
 one brings the key back. Tombstones are kept ``tombstone_retention`` (default 7 days)
 and are never rows of the table.
 
-Where they live (tombstones.sql says how each commits with its delete):
+Where they live (tombstone_phases.py says how each commits with its delete):
 
 - parquet / orc: inside the committed version directory, ``<version>/_jammi_tombstones/``.
   Spark's file readers skip paths starting with ``_``, and the directory is swapped in

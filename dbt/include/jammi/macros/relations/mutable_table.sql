@@ -231,7 +231,7 @@
 {#-- Drop a mutable table and (rewrite formats) all its version directories. --#}
 {% macro drop_mutable_table(relation, state) -%}
   {%- do run_query('drop table if exists ' ~ relation) -%}
-  {#-- Delta's tombstones (tombstones.sql; parquet/orc keep theirs in the version directories) --#}
+  {#-- Delta's tombstones (rules/tombstone_phases.py; parquet/orc keep theirs in the version directories) --#}
   {%- do run_query('drop table if exists ' ~ mutable_tombstone_relation(relation)) -%}
   {%- if state.location -%}
     {%- do adapter.mutable_remove_paths(relation, [adapter.mutable_base_location(state.location)], adapter.mutable_run_id()) -%}
