@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog_sql, tombstone_phases
+from dbt.adapters.jammi.mutable_table.rules import changelog_sql, identity_phases, tombstone_phases
 from dbt.adapters.jammi.topic import registry_sql
 from dbt.adapters.jammi.topic.registration import view_fingerprint
 
@@ -76,6 +76,14 @@ def _deleting(version: Any = "v", live: bool = True) -> dict:
     return defn
 
 
+def _numbered() -> dict:
+    return MutableTableDefinition.from_config(
+        "orders",
+        {"order_id": "string"},
+        {"primary_key": ["order_id"], "identity_column": "order_no"},
+    ).to_dict()
+
+
 def _fingerprinted_view(replace: bool) -> str:
     fingerprint = view_fingerprint(registry_sql.view_select_sql("s.__topic_x", TOPIC))
     return registry_sql.create_view_sql("s.cdc_orders", "s.__topic_x", TOPIC, fingerprint, replace)
@@ -113,6 +121,13 @@ CASES: dict[str, Callable[[], str]] = {
         "/w/t/v0000000004_cd", "parquet", "select 1"
     ),
     "tombstones_none": lambda: tombstone_phases.no_tombstones_sql(_deleting(["v", "price"])),
+    "identity_mark_write": lambda: identity_phases.mark_write_sql(
+        _numbered(), "orders__jammi_changes_r1", "/w/orders/v0000000003_r1", 12
+    ),
+    "identity_mark_table_create": lambda: identity_phases.mark_table_sql("s.orders"),
+    "identity_branch_record": lambda: identity_phases.branch_record_sql(
+        _numbered(), "s.orders", "orders__jammi_change_set", 7
+    ),
     "topic_registry": lambda: registry_sql.create_registry_sql("s.topics"),
     "topic_view_select": lambda: registry_sql.view_select_sql("s.__topic_x", TOPIC),
     "topic_view_create": lambda: _fingerprinted_view(False),

@@ -13,7 +13,7 @@ from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import commit_merge, merges_batch
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
-from dbt.adapters.jammi.mutable_table.rules import identity
+from dbt.adapters.jammi.mutable_table.rules import identity, identity_phases
 from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
 from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS
 from tests.unit.mutable_table.test_mutable_render import render
@@ -140,12 +140,8 @@ def test_a_merge_plan_stops_when_another_run_stored_numbers_above_its_start():
 
 def test_the_rewrite_mark_is_written_inside_the_version_directory():
     sql = " ".join(
-        render(
-            "get_write_identity_mark_sql",
-            build().to_dict(),
-            "orders__jammi_changes_r1",
-            "/w/orders/v0000000003_r1",
-            12,
+        identity_phases.mark_write_sql(
+            build().to_dict(), "orders__jammi_changes_r1", "/w/orders/v0000000003_r1", 12
         ).split()
     )
     assert sql == (

@@ -80,9 +80,6 @@ class _Adapter:
     def mutable_identity_moved_marker(self) -> str:
         return identity.IDENTITY_MOVED_MARKER
 
-    def mutable_identity_mark_location(self, location: str) -> str:
-        return identity.mark_location(location)
-
     def changelog_previous_in_plan(self, defn: dict) -> bool:
         return changelog.previous_in_plan(defn)
 

@@ -15,13 +15,13 @@ from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
 )
-from dbt.adapters.jammi.engine.describe import delta_history_entry
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
     changelog_phases,
     identity,
+    identity_phases,
     tombstone_phases,
     tombstones,
 )
@@ -187,7 +187,8 @@ class MutableRulesAdapterMixin(StatementsMixin):
         history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
         return tombstone_phases.committed_tags(history)
 
-    @available
+    # --- identity (rules/identity_phases.py) ------------------------------------------
+
     def mutable_identity_from(
         self,
         definition: Mapping[str, Any],
@@ -195,69 +196,58 @@ class MutableRulesAdapterMixin(StatementsMixin):
         file_format: str,
         location: Optional[str] = None,
     ) -> Optional[int]:
-        """Where this plan numbers new keys from (``identity.py``): the greatest of the
-        committed high-water mark and the highest stored number; 0 for a new table, None
-        without an identity column. ``location``: the version planned from (parquet/orc)."""
-        column = definition.get("identity_column")
-        if not column:
-            return None
-        if relation is None:
-            return 0
-        stored = self._run_sql(f"select max({quote_identifier(column)}) from {relation}")
-        if file_format == "delta":
-            mark = self._delta_identity_mark(relation)
-        elif file_format == "iceberg":
-            mark = self._iceberg_identity_mark(relation)
-        else:
-            mark = self._version_identity_mark(location)
-        return identity.identity_from(stored[0][0] if stored else None, mark)
-
-    def _iceberg_identity_mark(self, relation: Any) -> Optional[int]:
-        """The highest mark in ``<table>__jammi_identity`` whose snapshot the table's
-        ancestry holds (branch_commit.py); None before the first."""
-        marks = identity.mark_table(str(relation))
-        try:
-            rows = self._run_sql(  # type: ignore[attr-defined]
-                f"select max({identity.MARK_COLUMN}) from {marks} "
-                f"where {identity.MARK_TAG_COLUMN} in "
-                f"({branch_commit.committed_tags_sql(str(relation))})"
-            )
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc) or "Table or view not found" in str(exc):
-                return None
-            raise
-        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+        """Where a plan against ``relation`` numbers new keys from
+        (identity_phases.numbered_from)."""
+        table = None if relation is None else str(relation)
+        return identity_phases.numbered_from(
+            self._run_sql, definition, table, file_format, location
+        )
 
     @available
-    def mutable_identity_mark_table(self, relation: Any) -> str:
-        """Iceberg: the table of an identity column's high-water marks."""
-        return identity.mark_table(str(relation))
-
-    def _version_identity_mark(self, location: Optional[str]) -> Optional[int]:
-        """The mark a rewrite version carries; None for a version written without one."""
-        if not location:
-            return None
-        path = identity.mark_location(location)
-        try:
-            rows = self._run_sql(f"select max({identity.MARK_COLUMN}) from parquet.`{path}`")
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            if identity.no_mark(str(exc)):
-                return None
-            raise
-        return int(rows[0][0]) if rows and rows[0][0] is not None else None
-
-    def _delta_identity_mark(self, relation: Any) -> Optional[int]:
-        """The mark of the newest MERGE that numbered rows (its commit's userMetadata)."""
-        for limit in (" limit 100", ""):
-            rows = self._run_sql(f"describe history {relation}{limit}")
-            mark = identity.delta_high_water([delta_history_entry(row) for row in rows])
-            if mark is not None or len(rows) < 100:
-                return mark
-        return None
+    def mutable_identity_prepare(
+        self, definition: Mapping[str, Any], plan_target: Any, state: Any, file_format: str
+    ) -> dict[str, Any]:
+        """Before planning against ``plan_target`` (None: a new table), the run's
+        definition takes ``identity_from`` and, on the MERGE formats, ``identity_guard``:
+        the plan stops (jammi-identity-moved) when the table already stores a number
+        above ``identity_from``, and the run re-plans. Nothing without an identity
+        column."""
+        if not definition.get("identity_column"):
+            return {}
+        location = state.get("location") if state is not None else None
+        start = self.mutable_identity_from(definition, plan_target, file_format, location)
+        guard = plan_target is not None and self.uses_merge(file_format)  # type: ignore[attr-defined]
+        return {"identity_from": start, "identity_guard": guard}
 
     @available
-    def mutable_identity_mark_location(self, location: str) -> str:
-        return identity.mark_location(location)
+    def mutable_identity_mark_steps(
+        self,
+        definition: Mapping[str, Any],
+        target: Any,
+        change_set: Any,
+        location: str,
+        planned_location: Optional[str],
+    ) -> list[dict[str, Any]]:
+        """The rewrite commit's step that writes the next version's high-water mark into
+        it. ``planned_location``: the version planned from (a rollback plans without
+        ``identity_from``: the mark is then read from that version and its rows)."""
+        if not definition.get("identity_column"):
+            return []
+        start = definition.get("identity_from")
+        if start is None:
+            start = self.mutable_identity_from(definition, target, "parquet", planned_location)
+        sql = identity_phases.mark_write_sql(definition, str(change_set), location, start)
+        return [{"sql": sql, "undo_paths": [location]}]
+
+    @available
+    def mutable_identity_branch_record(
+        self, definition: Mapping[str, Any], target: Any, change_set: Any
+    ) -> str:
+        """Iceberg: the marks' table (created once), and the append of this plan's mark
+        that the branch commit runs."""
+        self._run_sql(identity_phases.mark_table_sql(str(target)))
+        start = definition.get("identity_from")
+        return identity_phases.branch_record_sql(definition, str(target), str(change_set), start)
 
     @available
     def mutable_identity_moved_marker(self) -> str:

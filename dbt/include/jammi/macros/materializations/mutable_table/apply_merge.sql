@@ -84,10 +84,7 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {%- do records.append(tombstones.branch_insert) -%}
   {%- endif -%}
   {%- if definition.get('identity_column') -%}
-    {%- set q = adapter.quote_column -%}
-    {%- set marks = adapter.mutable_identity_mark_table(target_relation) -%}
-    {%- do run_query('create table if not exists ' ~ marks ~ ' (_tag string, high_water bigint) using iceberg') -%}
-    {%- do records.append('insert into ' ~ marks ~ ' select ' ~ adapter.sql_string(adapter.mutable_tombstone_names().branch_head) ~ ', greatest(cast(' ~ (definition.identity_from or 0) ~ ' as bigint), coalesce((select max(' ~ q(definition.identity_column) ~ ') from ' ~ change_set_relation ~ " where _change = 'insert'), 0))") -%}
+    {%- do records.append(adapter.mutable_identity_branch_record(definition, target_relation, change_set_relation)) -%}
   {%- endif -%}
   {{ return(records) }}
 {%- endmacro %}

@@ -83,7 +83,7 @@
     {%- do steps.append({'sql': adapter.mutable_tombstones_write_sql(location, file_format, tombstones_sql), 'undo_paths': [location]}) -%}
   {%- endif -%}
   {#-- identity_column: the version's high-water mark, inside it (identity.sql) --#}
-  {%- do steps.extend(mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
+  {%- do steps.extend(adapter.mutable_identity_mark_steps(definition, target_relation, change_set_relation, location, planned_location)) -%}
   {%- if definition.get('changelog_topic') -%}
     {#-- the version's changelog events, staged where no reader sees them
          (rules/changelog_sql.py) --#}

@@ -185,7 +185,7 @@
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {#-- deletes stay deleted: the tombstones this plan reads and leaves (tombstones.sql) --#}
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
-  {%- do set_mutable_identity_from(definition, plan_target, state, file_format) -%}
+  {%- do definition.update(adapter.mutable_identity_prepare(definition, plan_target, state, file_format)) -%}
   {%- if use_merge and state is not none and adapter.mutable_merges_batch(file_format, definition) -%}
     {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt)) }}
   {%- endif -%}
@@ -313,7 +313,7 @@
     {%- set undo_paths = [location, adapter.mutable_version_log_location(location), adapter.mutable_base_location(location) ~ '/' ~ '_jammi_versions/', adapter.mutable_base_location(location) ~ '/'] -%}
     {%- do steps.append({'sql': adapter.mutable_version_log_sql(location, none, counts, invocation_id), 'undo_paths': undo_paths}) -%}
     {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
-    {%- do steps.extend(mutable_identity_mark_steps(definition, none, change_set_relation, location, none)) -%}
+    {%- do steps.extend(adapter.mutable_identity_mark_steps(definition, none, change_set_relation, location, none)) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do steps.append(adapter.changelog_stage_step(definition, none, change_set_relation, location)) -%}
     {%- endif -%}
