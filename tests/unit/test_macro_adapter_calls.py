@@ -11,7 +11,7 @@ from dbt.adapters.jammi.impl import JammiAdapter
 
 MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
 COMMENT = re.compile(r"\{#.*?#\}", re.S)
-CALL = re.compile(r"\badapter\.([A-Za-z_]+)\(")
+CALL = re.compile(r"\badapter\.([A-Za-z_][A-Za-z0-9_]*)\(")
 # what dbt's context gives `adapter` besides the adapter's methods
 DBT_WRAPPER = {"dispatch"}
 

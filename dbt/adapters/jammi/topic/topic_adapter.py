@@ -12,7 +12,7 @@ consumer's post-hook ``topic_commit_consumed``. A changelog registers its topic 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Optional
 
 from dbt.adapters.base import available
@@ -43,7 +43,6 @@ from dbt.adapters.jammi.topic.publish import (
     claim_offset,
     events_select_sql,
     high_water_mark,
-    offsets_from_partitions,
 )
 from dbt.adapters.jammi.topic.registration import (
     apply_view,
@@ -182,11 +181,6 @@ class TopicAdapterMixin(StatementsMixin):
         return events_select_sql(str(backing), columns, after, upto, tenant, where)
 
     @available
-    def topic_offsets_from_partitions(self, rows: Iterable[Sequence[Any]]) -> list[int]:
-        """A parquet topic's offsets from its ``SHOW PARTITIONS`` rows, ascending."""
-        return offsets_from_partitions(rows)
-
-    @available
     def topic_high_water_mark(self, backing: Any, registration: dict[str, Any]) -> int:
         """The newest committed offset of a topic (0: none)."""
         return high_water_mark(self._run_sql, str(backing), registration["file_format"])
@@ -252,7 +246,6 @@ class TopicAdapterMixin(StatementsMixin):
         for column in ("relation_name", "name"):
             self._topic_metadata.put(kept, "registry", relation_key(registry), column, kept[column])
 
-    @available
     def topic_table_location(self, relation: Any) -> str:
         cached = self._topic_metadata.get("location", relation_key(relation))
         if cached is not None:

@@ -96,15 +96,6 @@ class MutableRulesAdapterMixin(StatementsMixin):
         return tombstones.columns(definition)
 
     @available
-    def mutable_tombstone_names(self) -> dict[str, str]:
-        return {
-            "deleted_ms": tombstones.DELETED_MS_COLUMN,
-            "invocation": tombstones.INVOCATION_COLUMN,
-            # Iceberg: what a record append carries in place of its snapshot's id
-            "branch_head": branch_commit.HEAD_TAG,
-        }
-
-    @available
     def mutable_tombstones_prepare(
         self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
