@@ -40,7 +40,6 @@ CREATE_RACE_ATTEMPTS = 4
 logger = AdapterLogger("Jammi")
 
 # A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
-COMMIT_ATTEMPTS = 3
 RETRY_PAUSE_S = 0.5
 
 

@@ -26,8 +26,8 @@ from dbt.adapters.jammi.mutable_table.commit import (
     ownership,
     rewrite_commit,
 )
+from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.table_adapter import (
-    COMMIT_ATTEMPTS,
     RETRY_PAUSE_S,
     MutableTableAdapterMixin,
 )
@@ -52,8 +52,18 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         return ownership.holder_properties(self._holder(), clock.now_ms())
 
     @available
-    def mutable_commit_attempts(self) -> int:
-        return COMMIT_ATTEMPTS
+    def mutable_run_plan(
+        self,
+        definition: dict[str, Any],
+        file_format: str,
+        existing: bool,
+        writes_first: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The run's plan (run_plan.py): its path, where its checks run, whether the
+        MERGE reports its counts, how many attempts it has. ``existing``: the table is
+        kept (not created, not rebuilt); ``writes_first``: what the run writes before
+        its plan, by name."""
+        return plan_run(definition, file_format, bool(existing), writes_first).to_dict()
 
     @available
     def mutable_commit_merge(
@@ -103,29 +113,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
-
-    @available
-    def mutable_merges_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
-        """Whether an existing table's run MERGEs the batch itself, its checks and the
-        planner's rules in the MERGE (merge_batch.sql; Delta returns the counts)."""
-        return file_format == "delta" and merge_commit.merges_batch(definition)
-
-    @available
-    def mutable_counts_from_merge(self, file_format: str, definition: dict[str, Any]) -> bool:
-        """Whether an existing table's run takes its counts from the MERGE's own result
-        (Delta returns them) instead of counting the change set first: the change set is
-        then evaluated once, inside the MERGE. Unique indexes still need the change set
-        checked before the MERGE, so they keep the count."""
-        has_unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
-        return file_format == "delta" and not has_unique_index
-
-    @available
-    def mutable_plans_checked_batch(self, file_format: str, definition: dict[str, Any]) -> bool:
-        """Whether a rewrite-format run can check the batch inside the statement that
-        stages its change set (``merge_commit.plans_checked_batch``)."""
-        return file_format not in merge_commit.MERGE_FORMATS and merge_commit.plans_checked_batch(
-            definition
-        )
 
     @available
     def mutable_run_checked(self, sql: str) -> Optional[str]:

@@ -1,5 +1,5 @@
 {#-- The MERGE applier's batch-sourced plan (Delta, history: none; the cases
-     adapter.mutable_merges_batch() accepts). The batch itself -- one row per key, checked
+     commit/run_plan.py's merge_batch path). The batch itself -- one row per key, checked
      in the same pass -- is the MERGE's source, and the planner's per-key decisions are the
      MERGE's own clauses: the tenant scope in its ON condition, the version rule and the
      no-op test in WHEN MATCHED AND ..., the hard deletes in WHEN NOT MATCHED BY SOURCE.

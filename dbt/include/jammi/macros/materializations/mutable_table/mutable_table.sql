@@ -71,18 +71,17 @@
     {%- set collapsed = fetch_collapsed_row_count(batch_source, redelivery.collapsed_source) -%}
     {%- set batch_source = redelivery.collapsed_source -%}
   {%- endif -%}
-  {#-- when nothing before it writes, the first statement that writes checks the batch
+  {#-- the run's plan (commit/run_plan.py): its path, and where the batch checks run.
+       When nothing before it writes, the first statement that writes checks the batch
        on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
        (merge_batch.sql) or the rewrite formats' staged change set; every other run
        checks it here, in a query of its own --#}
-  {%- set nothing_written_first = not rebuild and not adopting and not new_columns and not evolution and not new_properties and (
-        not definition.get('changelog') if state is none
-        else not changelog.writes) -%}
-  {%- set checks_in_merge = nothing_written_first and state is not none
-        and adapter.mutable_merges_batch(file_format, definition) -%}
-  {%- do definition.update({'checks_in_plan': nothing_written_first
-        and adapter.mutable_plans_checked_batch(file_format, definition)}) -%}
-  {%- if not checks_in_merge and not definition.checks_in_plan -%}
+  {%- set plan = adapter.mutable_run_plan(definition, file_format, state is not none and not rebuild, {
+        'rebuild': rebuild, 'adoption': adopting, 'new_columns': new_columns | length > 0,
+        'schema_evolution': evolution | length > 0, 'new_properties': new_properties | length > 0,
+        'changelog': changelog.writes}) -%}
+  {%- do definition.update({'checks_in_plan': plan.checks == 'in_plan'}) -%}
+  {%- if plan.checks == 'separate' -%}
     {%- set checked = apply_mutable_batch_checks(definition, batch_source, tenant, redelivery) -%}
     {%- set batch_source = checked.batch_source -%}
     {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
@@ -113,7 +112,7 @@
     {%- do log("mutable_table '" ~ model.name ~ "': replacing the view " ~ replaced_view ~ " (a view holds no rows) with the mutable table", info=true) -%}
     {%- do adapter.drop_relation(replaced_view) -%}
   {%- endif -%}
-  {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
+  {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
   {%- if applied.outcome.get('rejected') -%}
     {#-- the statement that checks the batch on its way in found duplicate keys (nothing
          was written): if they are identical rows, the collapsed batch applies --#}
@@ -123,7 +122,7 @@
     {%- set checked = apply_mutable_collapsed_batch_checks(definition, batch_source, tenant, redelivery) -%}
     {%- set batch_source = checked.batch_source -%}
     {%- set collapsed = checked.collapsed -%}
-    {%- set applied = apply_mutable_batch_replanning(definition, batch_source, target_relation, applied.state, file_format, tenant, run_id, fail_at) -%}
+    {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, applied.state, file_format, tenant, run_id, fail_at) -%}
     {%- if applied.outcome.get('rejected') -%}
       {%- do raise_mutable_batch_error(definition, batch_source, tenant, applied.outcome.rejected) -%}
     {%- endif -%}
@@ -155,19 +154,19 @@
 
 {#-- Plan and apply until committed: a run whose commit loses to a concurrent run
      (parquet/orc: the version claim; delta: a conflict exception) re-plans against the
-     winner's version, up to adapter.mutable_commit_attempts() times (a first run has one
-     attempt). `fail_at` applies to the first attempt only. Returns {outcome, state}:
-     plan_and_apply_mutable_batch's outcome and the state the last plan read. --#}
-{% macro apply_mutable_batch_replanning(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
+     winner's version, up to plan.attempts times (a first run has one attempt;
+     commit/run_plan.py). `fail_at` applies to the first attempt only. Returns {outcome,
+     state}: plan_and_apply_mutable_batch's outcome and the state the last plan read. --#}
+{% macro apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
   {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
-  {%- set attempts = adapter.mutable_commit_attempts() if state is not none else 1 -%}
+  {%- set attempts = plan.attempts -%}
   {%- for attempt in range(attempts) -%}
     {%- if not ns.outcome.committed and not ns.outcome.get('rejected') -%}
       {%- if attempt > 0 -%}
         {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation, adopt=ns.state.get('adoption')) -%}
       {%- endif -%}
-      {%- set ns.outcome = plan_and_apply_mutable_batch(definition, batch_source, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
+      {%- set ns.outcome = plan_and_apply_mutable_batch(plan, definition, batch_source, target_relation, ns.state, file_format, tenant, run_id, fail_at if attempt == 0 else none, attempt == attempts - 1, attempt == 0) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return({'outcome': ns.outcome, 'state': ns.state}) }}
@@ -179,14 +178,14 @@
      commit lost to a concurrent run and `last_attempt` is false: the caller re-plans),
      the counts, the run's relations and the committed version directory (rewrite
      formats). --#}
-{% macro plan_and_apply_mutable_batch(definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
+{% macro plan_and_apply_mutable_batch(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
   {%- do adapter.changelog_repair(definition, target_relation, state) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
   {#-- deletes stay deleted: the tombstones this plan reads and leaves (tombstones.sql) --#}
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- do definition.update(adapter.mutable_identity_prepare(definition, plan_target, state, file_format)) -%}
-  {%- if use_merge and state is not none and adapter.mutable_merges_batch(file_format, definition) -%}
+  {%- if plan.path == 'merge_batch' -%}
     {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt)) }}
   {%- endif -%}
   {%- set change_set_sql = get_change_set_sql(definition, batch_source, plan_target, tenant, not use_merge) -%}
@@ -221,7 +220,7 @@
   {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
   {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
        inside the MERGE (a MERGE with nothing to change commits nothing) --#}
-  {%- set counts_from_merge = use_merge and state is not none and adapter.mutable_counts_from_merge(file_format, definition) -%}
+  {%- set counts_from_merge = plan.counts_from_merge -%}
   {%- set counts = none if counts_from_merge else fetch_change_counts(change_set_relation) -%}
   {%- if counts and counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}

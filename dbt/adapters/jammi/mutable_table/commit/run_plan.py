@@ -1,0 +1,83 @@
+"""A mutable_table run's plan: which path applies the batch, where its checks run, how
+many times it may re-plan. Decided once, in Python, from the definition, the resolved
+format and what the run writes before its plan; the materialization follows it
+(mutable_table.sql) and never decides these itself.
+
+Paths:
+
+- ``create``: a first run (or a permitted rebuild) creates the table with the batch;
+- ``merge_batch``: an existing Delta table MERGEs the batch itself, its checks and the
+  planner's decisions in the MERGE's clauses (merge_commit.merges_batch);
+- ``merge_change_set``: a MERGE format MERGEs a change set planned beforehand;
+- ``rewrite``: parquet/orc write the next version from the change set and swap it in.
+
+Checks (duplicate and NULL keys, version order) run in exactly one place:
+
+- ``in_merge``: in the batch-sourced MERGE, on the batch's way in;
+- ``in_plan``: in the statement that stages a rewrite's change set;
+- ``separate``: in a query of their own before anything is written, whenever something
+  else writes first (a rebuild, an adoption, a schema change, new table properties, the
+  changelog's preparation): a check failing after such a write would leave it behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
+    MERGE_FORMATS,
+    merges_batch,
+    plans_checked_batch,
+)
+
+# How many times an existing table's run plans and commits before it gives up on
+# concurrent commits (a first run's CREATE is its claim: one attempt).
+COMMIT_ATTEMPTS = 3
+
+PATHS = ("create", "merge_batch", "merge_change_set", "rewrite")
+CHECK_PLACES = ("in_merge", "in_plan", "separate")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    path: str
+    checks: str
+    counts_from_merge: bool
+    attempts: int
+    writes_first: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_run(
+    definition: Mapping[str, Any],
+    file_format: str,
+    existing: bool,
+    writes_first: Mapping[str, Any],
+) -> RunPlan:
+    """The run's plan. ``existing``: the table exists and is kept (not rebuilt);
+    ``writes_first``: what the run writes before its plan, by name (true ones count)."""
+    merge = file_format in MERGE_FORMATS
+    batch_merge = existing and file_format == "delta" and merges_batch(definition)
+    if not existing:
+        path = "create"
+    elif batch_merge:
+        path = "merge_batch"
+    else:
+        path = "merge_change_set" if merge else "rewrite"
+    writers = tuple(sorted(name for name, writes in writes_first.items() if writes))
+    if writers:
+        checks = "separate"
+    elif batch_merge:
+        checks = "in_merge"
+    elif not merge and plans_checked_batch(definition):
+        checks = "in_plan"
+    else:
+        checks = "separate"
+    unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
+    counts_from_merge = existing and file_format == "delta" and not unique_index
+    attempts = COMMIT_ATTEMPTS if existing else 1
+    return RunPlan(path, checks, counts_from_merge, attempts, writers)
