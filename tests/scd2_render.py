@@ -17,10 +17,10 @@ from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_li
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 MACROS = Path(__file__).resolve().parents[1] / "dbt" / "include" / "jammi" / "macros"
-CHANGE_SET = "materializations/mutable_table/scd2_change_set.sql"
-TENANT = "utils/tenant.sql"
-VERSION_RULE = "materializations/mutable_table/version_rule.sql"
-CHANGE_SET_HELPERS = "materializations/mutable_table/change_set.sql"
+CHANGE_SET = "mutable_table/planner/scd2_change_set.sql"
+TENANT = "model_helpers/tenant.sql"
+VERSION_RULE = "mutable_table/planner/version_rule.sql"
+CHANGE_SET_HELPERS = "mutable_table/planner/change_set.sql"
 
 
 class _StubAdapter:

@@ -112,7 +112,7 @@ def test_each_slice_setting_is_read_by_its_tests():
     [
         ("dbt/adapters/jammi/mutable_table/commit/merge_commit.py", {"delta-lane", "iceberg-lane"}),
         (
-            "dbt/include/jammi/macros/materializations/mutable_table/merge_batch.sql",
+            "dbt/include/jammi/macros/mutable_table/merge_batch.sql",
             {"delta-lane", "iceberg-lane", "thrift-delta-lane"},
         ),
         ("dbt/adapters/jammi/tenancy/plan_text.py", {"cluster-lanes", "connect-lane"}),

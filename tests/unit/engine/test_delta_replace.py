@@ -1,5 +1,5 @@
 """The rebuild of an existing Delta table without a replace-as-select (engine/delta_replace.py
-and macros/relations/table.sql), offline: which Spark versions need it, how the mode is
+and macros/dbt_spark_overrides/table.sql), offline: which Spark versions need it, how the mode is
 chosen, and the statements the macro runs and returns."""
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from dbt.adapters.jammi.engine.delta_replace import (
 from dbt.adapters.jammi.engine.describe import query_columns
 
 RELATIONS = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
+    os.path.dirname(__file__),
+    "..",
+    "..",
+    "..",
+    "dbt",
+    "include",
+    "jammi",
+    "macros",
+    "dbt_spark_overrides",
 )
 
 

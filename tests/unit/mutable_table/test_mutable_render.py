@@ -25,18 +25,18 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 NOW_MS = 1_800_000_000_000
 MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 FILES = (
-    "utils/tenant.sql",
-    "materializations/mutable_table/version_rule.sql",
-    "materializations/mutable_table/change_set.sql",
-    "materializations/mutable_table/merge_functions.sql",
-    "materializations/mutable_table/ttl.sql",
-    "materializations/mutable_table/apply_merge.sql",
-    "materializations/mutable_table/merge_batch.sql",
-    "materializations/mutable_table/apply_rewrite.sql",
-    "materializations/mutable_table/checks.sql",
-    "materializations/mutable_table/tombstones.sql",
-    "materializations/mutable_table/identity.sql",
-    "utils/encoding.sql",
+    "model_helpers/tenant.sql",
+    "mutable_table/planner/version_rule.sql",
+    "mutable_table/planner/change_set.sql",
+    "mutable_table/planner/merge_functions.sql",
+    "mutable_table/planner/ttl.sql",
+    "mutable_table/apply_merge.sql",
+    "mutable_table/merge_batch.sql",
+    "mutable_table/apply_rewrite.sql",
+    "mutable_table/checks.sql",
+    "mutable_table/planner/tombstones.sql",
+    "mutable_table/planner/identity.sql",
+    "mutable_table/planner/encoding.sql",
 )
 
 

@@ -45,7 +45,7 @@ def _properties_clause(definition: dict, version: Any = 3) -> str:
         loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
     )
     env.globals.update(adapter=_Adapter(), **{"return": lambda value: value})
-    module = env.get_template("relations/mutable_table.sql").module
+    module = env.get_template("mutable_table/storage_tables.sql").module
     return str(module.mutable_table_properties_clause(definition, "parquet", version))
 
 

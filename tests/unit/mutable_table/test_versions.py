@@ -1,6 +1,6 @@
 """Kept versions (mutable_table/versions/kept_versions.py), reads of the past
 (mutable_table/versions/version_reads.py) and what rollback_mutable_table refuses before
-it reads (versions/versions.sql), without Spark."""
+it reads (operations/versions.sql), without Spark."""
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -261,7 +261,7 @@ def test_delta_history_times_from_values_and_text():
     assert version_reads.commit_millis(None) is None
 
 
-# --- rollback_mutable_table's refusals (versions/versions.sql), before any read -------
+# --- rollback_mutable_table's refusals (operations/versions.sql), before any read -------
 
 
 class CompilerError(Exception):
@@ -293,7 +293,7 @@ def rollback(model: str, tenant=None, materialized: str = "mutable_table") -> No
         "api": SimpleNamespace(Relation=SimpleNamespace(create=lambda **parts: parts)),
         "load_relation": load_relation,
     }
-    module = env.get_template("versions/versions.sql").make_module(context)
+    module = env.get_template("operations/versions.sql").make_module(context)
     module.rollback_mutable_table(model, 1)
 
 

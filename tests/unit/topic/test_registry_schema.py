@@ -15,7 +15,15 @@ from dbt.adapters.jammi.topic.definition import TopicDefinition
 from tests.unit.rejections import rejects
 
 RELATIONS = os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "dbt", "include", "jammi", "macros", "relations"
+    os.path.dirname(__file__),
+    "..",
+    "..",
+    "..",
+    "dbt",
+    "include",
+    "jammi",
+    "macros",
+    "mutable_table",
 )
 
 
@@ -86,7 +94,7 @@ def render_registry(registry_schema):
         "model": Model(),
         "return": do_return,
     }
-    module = env.get_template("mutable_table.sql").make_module(context)
+    module = env.get_template("storage_tables.sql").make_module(context)
     try:
         module.mutable_registry_relation(Relation())
     except Returned as returned:

@@ -29,7 +29,6 @@ MACROS = os.path.join(
     "include",
     "jammi",
     "macros",
-    "materializations",
     "topic",
 )
 
@@ -166,9 +165,9 @@ class EventsAdapter:
 
 
 def topic_events(where, model="escaping_where"):
-    """Render utils/topic_events.sql's topic_events as a model named ``model`` would."""
+    """Render model_helpers/topic_events.sql's topic_events as a model named ``model`` would."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(MACROS, "..", "..", "utils")),
+        loader=jinja2.FileSystemLoader(os.path.join(MACROS, "..", "model_helpers")),
         extensions=["jinja2.ext.do"],
     )
     context = {"adapter": EventsAdapter(), "model": SimpleNamespace(name=model)}

@@ -279,7 +279,11 @@ def test_topic_read_of_a_relation_that_is_not_given_is_refused_in_a_unit_test():
 # --- the macros, rendered -------------------------------------------------------------
 
 MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
-FILES = ("utils/tenant.sql", "utils/topic_events.sql", "utils/topic_replay.sql")
+FILES = (
+    "model_helpers/tenant.sql",
+    "model_helpers/topic_events.sql",
+    "model_helpers/topic_replay.sql",
+)
 
 
 class _MacroAdapter(_FixtureAdapter):

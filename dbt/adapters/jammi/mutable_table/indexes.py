@@ -1,6 +1,6 @@
 """A mutable table's secondary indexes (``indexes:``): the config's form and each index's
 rules (a unique valid name, existing columns, a boolean ``unique``). Unique indexes are
-checked by the change-set planner (macros/materializations/mutable_table/checks.sql)."""
+checked by the change-set planner (macros/mutable_table/checks.sql)."""
 
 from __future__ import annotations
 
