@@ -12,7 +12,7 @@ consumer's post-hook ``topic_commit_consumed``. A changelog registers its topic 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
 from dbt.adapters.base import available
@@ -358,7 +358,7 @@ class TopicAdapterMixin(StatementsMixin):
         if outcome != "kept":
             logger.debug(f"topic {topic['name']}: view {relation} {outcome}")
 
-    def topic_backing_relation(self, relation: Any, topic: dict[str, Any]) -> Any:
+    def topic_backing_relation(self, relation: Any, topic: Mapping[str, Any]) -> Any:
         """The backing table of ``topic``, in ``relation``'s schema."""
         return self.Relation.create(  # type: ignore[attr-defined]
             database=relation.database,

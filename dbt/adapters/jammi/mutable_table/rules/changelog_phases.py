@@ -210,8 +210,10 @@ def publish(
     of every committed version above the topic's high-water mark."""
     topic = definition["changelog_topic"]
     if topic["file_format"] != "delta":
-        version = int(parse_version(location))
-        staged = changelog.staged_dir(topic["location"], str(location))
+        version = parse_version(location or "")
+        if location is None or version is None:
+            raise ValueError(f"a changelog publish needs a committed version, not {location!r}")
+        staged = changelog.staged_dir(topic["location"], location)
         changelog.attach_version(run_sql, topic["backing"], version, staged)
         return
     backing = topic["backing"]

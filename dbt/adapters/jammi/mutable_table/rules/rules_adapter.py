@@ -11,7 +11,6 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.clock import now_ms
-from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
 )
@@ -32,11 +31,12 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     expire_definition,
     ttl_cutoff_ms,
 )
+from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
 
-class MutableRulesAdapterMixin(StatementsMixin):
+class MutableRulesAdapterMixin(TopicAdapterMixin):
     @available
     def mutable_ttl_cutoff(self, ttl_ms: int, now: int) -> int:
         """Epoch milliseconds: rows whose age column is below this have expired (``now``:
@@ -227,7 +227,7 @@ class MutableRulesAdapterMixin(StatementsMixin):
         start = definition.get("identity_from")
         if start is None:
             start = self.mutable_identity_from(definition, target, "parquet", planned_location)
-        sql = identity_phases.mark_write_sql(definition, str(change_set), location, start)
+        sql = identity_phases.mark_write_sql(definition, str(change_set), location, start or 0)
         return [{"sql": sql, "undo_paths": [location]}]
 
     @available
@@ -269,9 +269,9 @@ class MutableRulesAdapterMixin(StatementsMixin):
             relation,
             state,
             file_format,
-            lambda: self.topic_registration(relation),  # type: ignore[attr-defined]
+            lambda: self.topic_registration(relation),
             lambda name: self._changelog_columns(definition, name),
-            lambda topic: str(self.topic_backing_relation(relation, topic)),  # type: ignore[attr-defined]
+            lambda topic: str(self.topic_backing_relation(relation, topic)),
         )
 
     def _changelog_columns(self, definition: Mapping[str, Any], name: str) -> Any:
@@ -306,19 +306,19 @@ class MutableRulesAdapterMixin(StatementsMixin):
             name = changelog.topic_name(definition["table_id"])
             columns = changelog.event_columns(definition)
             candidate = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
-            topic = self.topic_registration(relation)  # type: ignore[attr-defined]
+            topic = self.topic_registration(relation)
             if topic is None:
                 stored = "delta" if file_format == "delta" else "parquet"
-                topic = self._register_first(  # type: ignore[attr-defined]
+                topic = self._register_first(
                     relation, candidate, definition["table_id"], stored_format=stored
                 )
             changelog_phases.check_columns(definition, topic, candidate["columns"])
-        backing = self.topic_backing_relation(relation, topic)  # type: ignore[attr-defined]
+        backing = self.topic_backing_relation(relation, topic)
         since = changelog_phases.start(self._run_sql, relation, state, file_format)
         delta = topic["file_format"] == "delta"
         return {
             "backing": str(backing),
-            "location": None if delta else self.topic_table_location(backing),  # type: ignore[attr-defined]
+            "location": None if delta else self.topic_table_location(backing),
             "file_format": topic["file_format"],
             "since": since,
         }
