@@ -23,10 +23,14 @@ alone and the test is skipped after it passes, or fails with JAMMI_DELTA_REQUIRE
 Iceberg (its own session: Iceberg's session catalog, one writer at a time, so without
 Hive's table lock): the run MERGEs into a branch of its own, appends the tombstones
 tagged with the branch's snapshot, and fast-forwards the table to it
-(commit/branch_commit.py). The kills land in the branch MERGE, between the tombstone
-append and the fast-forward (the tombstones are written and do not count) and after
-the fast-forward. Skipped where Iceberg does not load, or fails with
-JAMMI_ICEBERG_REQUIRED=1.
+(commit/branch_commit.py). The Iceberg table keeps a changelog too, whose staged events
+and record go into the same branch (rules/changelog_iceberg.py). The kills land in the
+branch MERGE, between the records (tombstones, changelog) and the fast-forward (the
+tombstones are written and do not count) and after the fast-forward, before the
+changelog's publish. After each kill's next run the changelog holds every committed
+version once (offsets 1..n, none missing or repeated) and exactly the events of what
+committed: the killed delete's when it committed, the late change's when it did not.
+Skipped where Iceberg does not load, or fails with JAMMI_ICEBERG_REQUIRED=1.
 
 The parquet and Delta tables live in one embedded session (one project): at each kill
 point the parquet delete and the Delta delete are killed in their own runs, then one
@@ -109,7 +113,7 @@ KILL_POINTS: dict[str, tuple[tuple[KillPoint, Expected], ...]] = {
 
 ITEMS_SQL = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format='FILE_FORMAT',
-          version_column='ver', delete_when="op = 'd'") }}
+          version_column='ver', delete_when="op = 'd'", changelog=CHANGELOG) }}
 {%- set run = var(model.name, {'lo': 0, 'hi': 0, 'ver': 0, 'op': ''}) %}
 select cast(id as bigint) as id, cast({{ run.ver }} as bigint) as ver,
   '{{ run.op }}' as op, concat('ver ', {{ run.ver }}, ' row ', id) as label
@@ -135,6 +139,19 @@ STATE_MACRO = """
                               ~ schema ~ '.' ~ name)[0] -%}
         {%- do table.update({'present': r[0] | int, 'at_ver': r[1] | int,
                              'total': r[2] | int}) -%}
+      {%- endif -%}
+      {%- set topics = api.Relation.create(schema=schema, identifier='topics') -%}
+      {%- if name == 'tomb_iceberg' and load_relation(topics) -%}
+        {%- set backing = run_query("select backing_table from " ~ topics
+                                    ~ " where relation_name = '" ~ name ~ "'") -%}
+        {%- if backing | length > 0 -%}
+          {%- set e = run_query('select count(distinct _offset), coalesce(max(_offset), 0), '
+                                ~ "count_if(" ~ in_range ~ " and change_kind = 'delete'), "
+                                ~ "count_if(" ~ in_range ~ " and change_kind = 'update') from "
+                                ~ schema ~ '.' ~ backing[0][0])[0] -%}
+          {%- do table.update({'versions': e[0] | int, 'last': e[1] | int,
+                               'deleted': e[2] | int, 'updated': e[3] | int}) -%}
+        {%- endif -%}
       {%- endif -%}
       {%- set tombs = api.Relation.create(schema=schema,
                                           identifier=name ~ '__jammi_tombstones') -%}
@@ -186,7 +203,12 @@ def tomb_project(root: Path, formats: tuple[str, ...]) -> DbtProject:
     return DbtProject(
         root=root / "project",
         target=target,
-        models={f"tomb_{f}.sql": ITEMS_SQL.replace("FILE_FORMAT", f) for f in formats},
+        models={
+            f"tomb_{f}.sql": ITEMS_SQL.replace("FILE_FORMAT", f).replace(
+                "CHANGELOG", str(f == "iceberg").lower()
+            )
+            for f in formats
+        },
         macros={"tomb_state.sql": STATE_MACRO},
         project_config={
             "on-run-start": ["{{ tomb_state('before') }}"],
@@ -208,6 +230,7 @@ class Lane:
     landed: dict = field(default_factory=lambda: {"old": 0, "new": 0})
     outrun: int = 0  # deletes that ended before their kill point
     unconfirmed: int = 0  # tombstones written by deletes that did not commit
+    changelog_held: int = 0  # kills after which the changelog held every version once
 
     @property
     def model(self) -> str:
@@ -257,12 +280,28 @@ class Lane:
         written = after_kill["tombs"] or 0
         if expected.tombstones is not None and written != DELETED * expected.tombstones:
             self.problems.append(f"{label}: {written} tombstones written at the kill")
+        if outcome and "versions" in after_late:
+            self.judge_changelog(label, outcome, after_late)
         if outcome:
             self.landed[outcome] += 1
         self.outcomes.append(
             f"{label}: old={int(outcome == 'old')} new={int(outcome == 'new')} "
             f"resurrected={resurrected}"
         )
+
+    def judge_changelog(self, label: str, outcome: str, after_late: dict) -> None:
+        """Iceberg's changelog after the late run (which repairs an unpublished version):
+        every committed version once, and the events of what committed in the range."""
+        versions, last = after_late["versions"], after_late["last"]
+        if versions != last:
+            self.problems.append(f"{label}: changelog offsets {versions} distinct of 1..{last}")
+        expected = (DELETED, 0) if outcome == "new" else (0, DELETED)
+        found = (after_late["deleted"], after_late["updated"])
+        if found != expected:
+            self.problems.append(
+                f"{label}: changelog (deletes, updates) {found} in the range, expected {expected}"
+            )
+        self.changelog_held += found == expected and versions == last
 
     def report(self) -> None:
         if self.file_format in ("delta", "iceberg") and not self.unconfirmed:
@@ -274,6 +313,8 @@ class Lane:
             + f"{self.unconfirmed} tombstones written without their commit, none counted; "
             * bool(self.unconfirmed)
             + f"{self.outrun} run(s) outran their kill"
+            + f"; changelog exactly once after {self.changelog_held} kill(s)"
+            * (self.file_format == "iceberg")
         )
 
 

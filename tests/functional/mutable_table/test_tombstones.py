@@ -188,7 +188,6 @@ class TestTombstones(MutableProjectBase):
 
     # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
     @pytest.mark.connection_agnostic
-    @pytest.mark.iceberg_refused
     def test_changelog_publishes_nothing_for_an_ignored_change(self, project):
         run(project, "logged", {"logged_rows": [[1, "one", 1, ""]]})
         run(project, "logged", {"logged_rows": [[1, "", 3, "d"]]})

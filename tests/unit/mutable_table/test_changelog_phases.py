@@ -50,7 +50,7 @@ def state(location: str = "file:/w/accounts/v0000000007_r", **properties: str) -
     return {"properties": dict(properties), "location": location, "file_format": "parquet"}
 
 
-@pytest.mark.parametrize("file_format", ["iceberg", "hudi"])
+@pytest.mark.parametrize("file_format", ["hudi"])
 def test_a_format_without_a_readable_history_is_refused(file_format):
     with pytest.raises(JammiValidationError, match="changelog: true needs file_format delta"):
         changelog_phases.check_format(definition(), file_format)

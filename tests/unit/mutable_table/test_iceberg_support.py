@@ -23,18 +23,23 @@ PLAIN = {"primary_key": ["id"], "history": "none"}
 @pytest.mark.parametrize(
     "options, expected",
     [
-        ({"changelog": True}, "changelog: true is set with file_format iceberg"),
+        ({"changelog": True}, "changelog: true numbers its versions by the snapshots"),
+        (
+            {"version_column": "v", "delete_when": "gone"},
+            "version_column 'v' with delete_when keeps tombstones",
+        ),
     ],
 )
-def test_iceberg_refuses_what_it_cannot_commit(options, expected):
+def test_iceberg_refuses_expiring_the_snapshots_that_commit_its_records(options, expected):
     with pytest.raises(JammiValidationError) as raised:
-        check_file_format_support({**PLAIN, **options}, "iceberg", "orders")
+        check_file_format_support(
+            {**PLAIN, **options, "expire_snapshots": True}, "iceberg", "orders"
+        )
     message = str(raised.value)
     assert "mutable_table 'orders': " in message and expected in message
-    assert "Fix: use file_format delta, parquet or orc" in message
-    # the same definition is fine on the formats that keep it
-    for other in ("delta", "parquet", "orc"):
-        check_file_format_support({**PLAIN, **options}, other, "orders")
+    assert "Fix: remove expire_snapshots" in message
+    # without expire_snapshots Iceberg keeps it
+    check_file_format_support({**PLAIN, **options}, "iceberg", "orders")
 
 
 # The models of tests/functional/mutable_table/test_iceberg_refusals.py: output columns,
@@ -42,13 +47,13 @@ def test_iceberg_refuses_what_it_cannot_commit(options, expected):
 ICEBERG_MODELS = {
     "logged": (
         {"id": "int", "label": "string"},
-        {"changelog": True, "file_format": "iceberg"},
-        "changelog: true is set with file_format iceberg",
+        {"changelog": True, "file_format": "iceberg", "expire_snapshots": True},
+        "changelog: true numbers its versions by the snapshots",
     ),
     "auto_logged": (
         {"id": "int"},
-        {"changelog": True, "file_format": "auto"},
-        "changelog: true is set with file_format iceberg",
+        {"changelog": True, "file_format": "auto", "expire_snapshots": True},
+        "changelog: true numbers its versions by the snapshots",
     ),
 }
 
@@ -72,7 +77,7 @@ def test_a_run_on_an_iceberg_session_refuses_before_it_writes(model):
         lambda: iceberg_run_checks(model, columns, {"primary_key": ["id"], **config}),
         f"mutable_table '{model}': ",
         expected,
-        "Fix: use file_format delta, parquet or orc",
+        "Fix: remove expire_snapshots",
     )
 
 
@@ -100,6 +105,7 @@ def test_tombstones_on_iceberg_refuse_expiring_the_snapshots_that_commit_them():
         {"version_column": "v", "delete_when": "gone", "history": "scd2"},
         {"merge_functions": {"n": "sum"}, "version_column": "v", "delete_when": "gone"},
         {"ttl_ms": 1000},
+        {"changelog": True},  # its records: rules/changelog_iceberg.py
     ],
 )
 def test_iceberg_keeps_the_rest(options):

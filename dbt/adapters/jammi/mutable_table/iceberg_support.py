@@ -3,18 +3,14 @@
 Iceberg goes through the MERGE applier like Delta (one ``MERGE INTO`` per run, a refused
 commit re-planned: engine/commit_conflicts.py), and its kept versions are its snapshots
 (mutable_table/versions/iceberg_snapshots.py). Tombstones (a ``version_column`` with
-``delete_when``) and an ``identity_column``'s high-water mark commit with the run's rows
-through the run's own branch (commit/branch_commit.py). One option leans on Delta
-machinery that dbt-jammi has no Iceberg counterpart for yet, and is refused instead of
-working wrongly:
+``delete_when``), an ``identity_column``'s high-water mark and a changelog's records commit
+with the run's rows through the run's own branch (commit/branch_commit.py,
+rules/changelog_iceberg.py).
 
-- ``changelog: true``: Delta publishes from its change data feed (``table_changes``)
-  with offset = Delta version + 1; Iceberg snapshot ids are not consecutive, and its
-  changelog view is a procedure with no offset the topic could claim.
-
-And one combination: tombstones with ``expire_snapshots: true``. A tombstone counts while
-the snapshot that committed it is in the table's history, which expiring snapshots
-empties, so an expired delete could come back.
+Each of those records counts while the snapshot that committed it is in the table's
+history, which ``expire_snapshots: true`` empties: an expired delete could come back, and
+a changelog could number two versions alike. Tombstones and a changelog are therefore
+refused with ``expire_snapshots``.
 
 The check runs on the *resolved* format, so ``file_format: auto`` that picks Iceberg is
 refused exactly like an explicit ``file_format: iceberg``. The other way round,
@@ -33,16 +29,16 @@ from dbt.adapters.jammi.mutable_table.rules import tombstones
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import expiry_refusal
 
 ICEBERG = "iceberg"
-OTHER_FORMATS = "file_format delta, parquet or orc"
 
 
 def iceberg_refusal(definition: Mapping[str, Any]) -> Optional[tuple[str, str]]:
     """(problem, fix) for the first option of ``definition`` Iceberg cannot keep, or None."""
-    if definition.get("changelog"):
+    if definition.get("changelog") and definition.get("expire_snapshots"):
         return (
-            "changelog: true is set with file_format iceberg, whose snapshots carry no "
-            "change feed dbt-jammi can publish exactly once",
-            f"use {OTHER_FORMATS}, or turn changelog off",
+            "changelog: true numbers its versions by the snapshots in the table's history, "
+            "and expire_snapshots: true expires those snapshots",
+            "remove expire_snapshots (expire with Iceberg's procedure only snapshots older "
+            "than the changelog's consumers need), or turn changelog off",
         )
     if tombstones.retention_ms(definition) is not None and definition.get("expire_snapshots"):
         return (

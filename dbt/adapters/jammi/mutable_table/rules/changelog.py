@@ -14,6 +14,9 @@ derived from the table version, which is what makes the publish happen exactly o
   ``table_changes`` of the committed versions above the topic's high-water mark, as
   offset ``delta version + 1``, in one append that reads the topic (the topic is
   ``Serializable``: of two concurrent publishes of one version, one commits).
+- **iceberg**: the run stages the events of its change set and records them inside its
+  branch commit, numbered by the table's committed versions, and attaches them as
+  partition ``_offset = n`` after the fast-forward (rules/changelog_iceberg.py).
 
 Before planning, every run (and every re-plan) publishes what is committed and not yet
 published, so the topic never misses a version nor gets one out of order. Versions
@@ -152,6 +155,7 @@ def previous_in_plan(definition: Mapping[str, Any]) -> bool:
     return (
         bool(topic)
         and topic.get("file_format") != "delta"
+        and topic.get("table_format") != "iceberg"
         and definition.get("history", "none") == "none"
         and not definition.get("ttl_ms")
     )

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_sql
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.publish import offsets_from_partitions
 from dbt.adapters.jammi.topic.registration import is_not_found
@@ -29,7 +29,7 @@ from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE, name_owner_sql
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
-FORMATS = ("delta", "parquet", "orc")
+FORMATS = ("delta", "iceberg", "parquet", "orc")
 
 logger = AdapterLogger("jammi")
 
@@ -42,8 +42,8 @@ def check_format(definition: Mapping[str, Any], file_format: str) -> None:
     if file_format not in FORMATS:
         raise JammiValidationError(
             subject_of(definition),
-            f"changelog: true needs file_format delta, parquet or orc ({file_format} keeps "
-            "no change history dbt-jammi can read). Nothing was written.",
+            f"changelog: true needs file_format delta, iceberg, parquet or orc ({file_format} "
+            "keeps no change history dbt-jammi can read). Nothing was written.",
             "use one of those formats, or turn changelog off",
         )
 
@@ -191,6 +191,10 @@ def start(run_sql: RunSql, relation: Any, state: Any, file_format: str) -> int:
             f"alter table {relation} set tblproperties "
             f"('delta.enableChangeDataFeed' = 'true', '{prop}' = '{since}')"
         )
+    elif file_format == "iceberg":
+        created = state["properties"].get(changelog_iceberg.CREATED_BY_PROPERTY)
+        since = changelog_iceberg.next_offset(run_sql, str(relation), created)
+        run_sql(f"alter table {relation} set tblproperties ('{prop}' = '{since}')")
     else:
         # an adopted table's location is not a version directory: its first is 1
         since = (parse_version(state["location"]) or 0) + 1
@@ -207,8 +211,12 @@ def publish(
 ) -> None:
     """After a commit. parquet/orc: attach the events staged for ``location`` (the
     committed version directory) as offset = version. delta: append the change data feed
-    of every committed version above the topic's high-water mark."""
+    of every committed version above the topic's high-water mark. iceberg: attach every
+    committed version the topic lacks (rules/changelog_iceberg.py)."""
     topic = definition["changelog_topic"]
+    if topic.get("table_format") == "iceberg":
+        changelog_iceberg.publish(run_sql, definition, str(relation))
+        return
     if topic["file_format"] != "delta":
         version = parse_version(location or "")
         if location is None or version is None:
@@ -234,6 +242,13 @@ def repair(run_sql: RunSql, definition: Mapping[str, Any], relation: Any, state:
         return
     if state["file_format"] == "delta":
         publish(run_sql, definition, relation, None)
+        return
+    if state["file_format"] == "iceberg":
+        for offset in changelog_iceberg.publish(run_sql, definition, str(relation)):
+            logger.info(
+                f"{subject_of(definition)}: published version {offset} to its changelog "
+                "(its run stopped after the commit)"
+            )
         return
     version = parse_version(state["location"]) if state.get("location") else None
     if version is None or version < int(topic["since"]):

@@ -14,7 +14,7 @@ event per change-set row instead, with nothing to pair.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from dbt.adapters.jammi.common.validation import quote_identifier as q
 from dbt.adapters.jammi.common.validation import sql_string_literal
@@ -22,6 +22,11 @@ from dbt.adapters.jammi.mutable_table.rules import changelog
 
 _ROW_IDX = "cast(row_number() over ({window}) - 1 as bigint) as _row_idx"
 _PRODUCED_AT = "cast(unix_micros(current_timestamp()) as bigint) as _produced_at"
+
+
+def version_sql(version: Union[int, str]) -> str:
+    """A version number, or (Iceberg, rules/changelog_iceberg.py) the SQL that reads it."""
+    return str(int(version)) if isinstance(version, int) or str(version).isdigit() else version
 
 
 def key_order(definition: Mapping[str, Any]) -> str:
@@ -61,7 +66,9 @@ def events_sql(definition: Mapping[str, Any], raw_sql: str) -> str:
     )
 
 
-def events_from_plan_sql(definition: Mapping[str, Any], change_set: str, version: int) -> str:
+def events_from_plan_sql(
+    definition: Mapping[str, Any], change_set: str, version: Union[int, str]
+) -> str:
     """The events of a change set that carries each changed row's stored values: one
     change-set row is one event (the same events as ``events_sql``)."""
     position = {c[0]: i for i, c in enumerate(definition["storage_columns"])}
@@ -77,7 +84,7 @@ def events_from_plan_sql(definition: Mapping[str, Any], change_set: str, version
     return (
         "select case _change when 'update' then 'update' when 'delete' then 'delete' "
         "else 'insert' end as change_kind, "
-        f"cast({int(version)} as bigint) as table_version, {', '.join(columns)}, tenant_id "
+        f"cast({version_sql(version)} as bigint) as table_version, {', '.join(columns)}, tenant_id "
         f"from {change_set} where _change in ('insert', 'update', 'delete')"
     )
 
@@ -86,7 +93,7 @@ def stage_sql(
     definition: Mapping[str, Any],
     target: Optional[str],
     change_set: str,
-    version: int,
+    version: Union[int, str],
     staged_dir: str,
 ) -> str:
     """parquet/orc, before the commit: the events of ``change_set`` (planned against
@@ -107,15 +114,18 @@ def stage_sql(
 
 
 def _staged_changes_sql(
-    definition: Mapping[str, Any], target: Optional[str], change_set: str, version: int
+    definition: Mapping[str, Any],
+    target: Optional[str],
+    change_set: str,
+    version: Union[int, str],
 ) -> str:
     """A change set's rows as change rows: new images from the set, previous images of
     updated and deleted keys from the stored table."""
     columns = [q(c[0]) for c in definition["storage_columns"]]
     new = (
         "select case _change when 'insert' then 'insert' else 'update_postimage' end "
-        f"as _change_type, {int(version)} as _commit_version, {', '.join(columns)}, tenant_id "
-        f"from {change_set} where _change in ('insert', 'update')"
+        f"as _change_type, {version_sql(version)} as _commit_version, "
+        f"{', '.join(columns)}, tenant_id from {change_set} where _change in ('insert', 'update')"
     )
     if target is None:
         return new
@@ -123,7 +133,7 @@ def _staged_changes_sql(
     keys = "".join(f", {q(k)}" for k in definition["storage_key"])
     return (
         f"{new} union all select case c._change when 'update' then 'update_preimage' "
-        f"else 'delete' end as _change_type, {int(version)} as _commit_version, {stored}, "
+        f"else 'delete' end as _change_type, {version_sql(version)} as _commit_version, {stored}, "
         f"t.tenant_id from {target} as t join (select _change, tenant_id{keys} from "
         f"{change_set} where _change in ('update', 'delete')) as c "
         f"on {_key_match(definition, 't', 'c')}"

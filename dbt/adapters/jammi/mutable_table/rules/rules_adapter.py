@@ -14,10 +14,11 @@ from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
 )
-from dbt.adapters.jammi.mutable_table import exact_casts
+from dbt.adapters.jammi.mutable_table import exact_casts, version_locations
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
+    changelog_iceberg,
     changelog_phases,
     identity,
     identity_phases,
@@ -231,14 +232,31 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         return [{"sql": sql, "undo_paths": [location]}]
 
     @available
-    def mutable_identity_branch_record(
-        self, definition: Mapping[str, Any], target: Any, change_set: Any
-    ) -> str:
-        """Iceberg: the marks' table (created once), and the append of this plan's mark
-        that the branch commit runs."""
-        self._run_sql(identity_phases.mark_table_sql(str(target)))
-        start = definition.get("identity_from")
-        return identity_phases.branch_record_sql(definition, str(target), str(change_set), start)
+    def mutable_branch_records(
+        self,
+        definition: Mapping[str, Any],
+        target: Any,
+        change_set: Any,
+        tombstone_insert: Optional[str],
+        changes: int,
+    ) -> list[str]:
+        """Iceberg: what must commit with the run's MERGE, each append tagged with the
+        branch's snapshot (commit/branch_commit.py): the plan's new tombstones, an
+        identity column's high-water mark (its table created once), and the changelog's
+        staged events and their row when the plan changes rows (``changes`` > 0)."""
+        records = [tombstone_insert] if tombstone_insert else []
+        if definition.get("identity_column"):
+            self._run_sql(identity_phases.mark_table_sql(str(target)))
+            start = definition.get("identity_from")
+            records.append(
+                identity_phases.branch_record_sql(definition, str(target), str(change_set), start)
+            )
+        if definition.get("changelog_topic") and changes > 0:
+            self._run_sql(changelog_iceberg.records_table_sql(str(target)))
+            records.extend(
+                changelog_iceberg.branch_records(definition, str(target), str(change_set))
+            )
+        return records
 
     @available
     def mutable_identity_moved_marker(self) -> str:
@@ -316,12 +334,22 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         backing = self.topic_backing_relation(relation, topic)
         since = changelog_phases.start(self._run_sql, relation, state, file_format)
         delta = topic["file_format"] == "delta"
-        return {
+        prepared = {
             "backing": str(backing),
             "location": None if delta else self.topic_table_location(backing),
             "file_format": topic["file_format"],
             "since": since,
         }
+        if file_format == "iceberg":
+            # the first version's records count when the CREATE that records this tag
+            # committed (rules/changelog_iceberg.py)
+            created = (
+                changelog_iceberg.created_tag(version_locations.new_run_id())
+                if state is None
+                else state["properties"].get(changelog_iceberg.CREATED_BY_PROPERTY)
+            )
+            prepared.update({"table_format": "iceberg", "created_tag": created})
+        return prepared
 
     @available
     def changelog_repair(self, definition: dict[str, Any], relation: Any, state: Any) -> str:
@@ -336,6 +364,14 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         """After the commit: the committed version to the table's changelog."""
         changelog_phases.publish(self._run_sql, definition, relation, location)
         return ""
+
+    @available
+    def changelog_create_steps(
+        self, definition: dict[str, Any], target: Any, change_set: Any
+    ) -> list[dict[str, Any]]:
+        """Iceberg, steps of the first run's create before its CREATE: the first
+        version's events staged and recorded (rules/changelog_iceberg.py)."""
+        return changelog_iceberg.create_steps(definition, str(target), str(change_set))
 
     @available
     def changelog_stage_step(

@@ -71,20 +71,3 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
   {%- endif -%}
   {{ return(adapter.mutable_commit_merge(*commit_args)) }}
 {%- endmacro %}
-
-
-{#-- Iceberg: what must commit with the run's MERGE, each append tagged with the branch's
-     snapshot (branch_commit.py): the plan's new tombstones, and an identity column's
-     high-water mark (the greater of where the plan numbered from and the highest number
-     it handed out). Empty elsewhere, and on Iceberg without either. --#}
-{% macro mutable_branch_records(definition, target_relation, change_set_relation, file_format, tombstones) -%}
-  {%- set records = [] -%}
-  {%- if file_format != 'iceberg' -%}{{ return(records) }}{%- endif -%}
-  {%- if tombstones.get('branch_insert') -%}
-    {%- do records.append(tombstones.branch_insert) -%}
-  {%- endif -%}
-  {%- if definition.get('identity_column') -%}
-    {%- do records.append(adapter.mutable_identity_branch_record(definition, target_relation, change_set_relation)) -%}
-  {%- endif -%}
-  {{ return(records) }}
-{%- endmacro %}

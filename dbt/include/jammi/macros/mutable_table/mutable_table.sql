@@ -229,7 +229,7 @@
   {%- if state is none -%}
     {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup, counts)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
-    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, records=mutable_branch_records(definition, target_relation, change_set_relation, file_format, tombstones)) -%}
+    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, records=adapter.mutable_branch_records(definition, target_relation, change_set_relation, tombstones.get('branch_insert'), counts.total if counts else 0) if file_format == 'iceberg' else []) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 or tombstones.new > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts, tombstones_sql=tombstones.sql) -%}
@@ -301,6 +301,9 @@
   {%- set drop_table = 'drop table if exists ' ~ target_relation -%}
   {%- if adapter.uses_merge(file_format) -%}
     {%- do adapter.mutable_tag_delta_commits() -%}
+    {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
+      {%- do steps.extend(adapter.changelog_create_steps(definition, target_relation, change_set_relation)) -%}
+    {%- endif -%}
     {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- set zorder = get_zorder_sql(definition, target_relation, file_format) -%}

@@ -89,6 +89,9 @@
     'jammi.changelog_since' = '{{ adapter.changelog_first_version_of_new_table(file_format) }}',
     {%- if file_format == 'delta' %}
     'delta.enableChangeDataFeed' = 'true',
+    {%- elif (definition.get('changelog_topic') or {}).get('created_tag') %}
+    {#-- iceberg: the first version's changelog records count once this commits --#}
+    'jammi.changelog_created_by' = {{ adapter.sql_string(definition.changelog_topic.created_tag) }},
     {%- endif %}
     {%- endif %}
     'jammi.kind' = 'mutable_table',

@@ -118,7 +118,12 @@
   {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
   {%- if adapter.uses_merge(file_format) -%}
     {%- do adapter.changelog_repair(definition, relation, state) -%}
-    {%- set counts = adapter.mutable_commit_merge(adapter.mutable_rollback_merge_sql(relation, definition, target_sql), model, true).counts -%}
+    {%- set merge_sql = adapter.mutable_rollback_merge_sql(relation, definition, target_sql) -%}
+    {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
+      {%- set counts = apply_iceberg_rollback_logged(definition, relation, merge_sql, target_sql, model) -%}
+    {%- else -%}
+      {%- set counts = adapter.mutable_commit_merge(merge_sql, model, true).counts -%}
+    {%- endif -%}
     {%- do adapter.mutable_tombstones_rollback(definition, relation, file_format, history, version) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do adapter.changelog_publish(definition, relation, none) -%}
@@ -151,4 +156,22 @@
   {%- endif -%}
   {%- do drop_mutable_run_relations([staging]) -%}
   {{ return(counts) }}
+{%- endmacro %}
+
+
+{#-- Iceberg with a changelog: the rollback's MERGE commits through its own branch with
+     the changelog's records of its difference, like a run's (rules/changelog_iceberg.py);
+     a rollback that changes nothing commits nothing to publish. --#}
+{% macro apply_iceberg_rollback_logged(definition, relation, merge_sql, target_sql, model) -%}
+  {%- set change_set = mutable_temp_relation(relation, 'rollback_changes') -%}
+  {%- do run_query(get_create_temp_view_sql(change_set, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
+  {%- set changes = fetch_change_counts(change_set) -%}
+  {%- if changes.total == 0 -%}
+    {%- set merged = adapter.mutable_commit_merge(merge_sql, model, true) -%}
+  {%- else -%}
+    {%- set records = adapter.mutable_branch_records(definition, relation, change_set, none, changes.total) -%}
+    {%- set merged = adapter.mutable_commit_merge_on_branch(merge_sql, relation, model, true, records) -%}
+  {%- endif -%}
+  {%- do drop_mutable_run_relations([change_set]) -%}
+  {{ return(merged.counts) }}
 {%- endmacro %}
