@@ -1,8 +1,8 @@
 """An Iceberg catalog service as the session's default catalog (the Iceberg lane's REST
 slice, scripts/iceberg_lane.py --rest; docs/formats.md, "An Iceberg catalog service"):
 `file_format: auto` builds Iceberg tables there, dbt's schema drop empties the namespace
-first (a REST catalog drops only empty ones), and a topic is refused before anything is
-written (its claims are partitions of the session catalog)."""
+first (a REST catalog drops only empty ones), and a topic or a changelog is refused before
+anything is written (its claims are partitions of the session catalog)."""
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -29,6 +29,11 @@ EVENTS = """
 select 1 as order_id
 """
 
+LOGGED = """
+{{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
+select 1 as id
+"""
+
 
 def provider(project, table: str) -> str:
     described = project.run_sql(
@@ -49,6 +54,7 @@ class TestIcebergCatalogService:
             "plain.sql": PLAIN,
             "plain_view.sql": "select id + 1 as id from {{ ref('plain') }}",
             "events.sql": EVENTS,
+            "logged.sql": LOGGED,
         }
 
     def test_auto_builds_iceberg_tables_in_the_default_catalog(self, project):
@@ -67,6 +73,16 @@ class TestIcebergCatalogService:
         message = results.results[0].message
         assert "topic 'events': the session's default catalog is 'jammi_rest'" in message
         assert "Fix: build topics from a session whose default catalog is spark_catalog" in message
+        assert tables(project, project.test_schema) == before
+
+    def test_a_changelog_is_refused_before_anything_is_written(self, project):
+        # a changelog is a topic (rules/changelog_phases.py check_catalog)
+        before = tables(project, project.test_schema)
+        results = run_dbt(["run", "--select", "logged"], expect_pass=False)
+        message = results.results[0].message
+        assert "mutable_table 'logged': changelog: true publishes to a topic" in message
+        assert "default catalog is 'jammi_rest'" in message
+        assert "Fix: turn changelog off" in message
         assert tables(project, project.test_schema) == before
 
     def test_dropping_the_schema_drops_its_tables_first(self, project):

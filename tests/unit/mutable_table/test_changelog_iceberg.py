@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_phases
 from tests.unit.mutable_table.test_changelog_phases import RELATION, Engine, definition
@@ -134,3 +135,13 @@ def test_a_repair_before_the_plan_publishes_what_a_stopped_run_committed():
     assert "alter table s.accounts_changes add partition (_offset=1) location 'd1'" in (
         engine.statements
     )
+
+
+def test_a_changelog_is_refused_when_the_default_catalog_is_not_the_session_catalog():
+    changelog_phases.check_catalog(logged(), "spark_catalog")
+    with pytest.raises(JammiValidationError) as raised:
+        changelog_phases.check_catalog(logged(), "jammi_rest")
+    message = str(raised.value)
+    assert "mutable_table 'accounts': changelog: true publishes to a topic" in message
+    assert "default catalog is 'jammi_rest'" in message and "Nothing was written" in message
+    assert "Fix: turn changelog off" in message

@@ -281,6 +281,8 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         created anew while its changelog holds an earlier table's events. ``topic``: the
         table's registered changelog topic, or None; ``writes``: whether preparing it
         writes (changelog_phases.preparation_writes)."""
+        if definition.get("changelog"):
+            changelog_phases.check_catalog(definition, self._default_catalog())
         return changelog_phases.check(
             self._run_sql,
             definition,
