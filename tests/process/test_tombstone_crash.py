@@ -231,6 +231,7 @@ class Lane:
     outrun: int = 0  # deletes that ended before their kill point
     unconfirmed: int = 0  # tombstones written by deletes that did not commit
     changelog_held: int = 0  # kills after which the changelog held every version once
+    changelog_repaired: int = 0  # late runs that published a killed run's version
 
     @property
     def model(self) -> str:
@@ -282,6 +283,8 @@ class Lane:
             self.problems.append(f"{label}: {written} tombstones written at the kill")
         if outcome and "versions" in after_late:
             self.judge_changelog(label, outcome, after_late)
+            # the late run published what the killed run committed and did not publish
+            self.changelog_repaired += "its run stopped after the commit" in late.output
         if outcome:
             self.landed[outcome] += 1
         self.outcomes.append(
@@ -313,7 +316,10 @@ class Lane:
             + f"{self.unconfirmed} tombstones written without their commit, none counted; "
             * bool(self.unconfirmed)
             + f"{self.outrun} run(s) outran their kill"
-            + f"; changelog exactly once after {self.changelog_held} kill(s)"
+            + (
+                f"; changelog exactly once after {self.changelog_held} kill(s), "
+                f"{self.changelog_repaired} published by the next run"
+            )
             * (self.file_format == "iceberg")
         )
 
