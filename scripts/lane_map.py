@@ -223,6 +223,8 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/commit/branch_commit.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/tombstones.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/identity.py", ("thrift-lane",)),
+    # Iceberg's identity mark rides the branch commit (tests/process/test_iceberg_identity_crash.py)
+    ("dbt/adapters/jammi/mutable_table/rules/identity*.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/iceberg_support.py", ("thrift-iceberg-lane",)),
     ("dbt/adapters/jammi/mutable_table/versions/iceberg_*", ("thrift-iceberg-lane",)),
     ("dbt/adapters/jammi/python_models/*", ("functional", "delta-lane", "connect-lane")),

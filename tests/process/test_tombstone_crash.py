@@ -284,7 +284,7 @@ class Lane:
         if outcome and "versions" in after_late:
             self.judge_changelog(label, outcome, after_late)
             # the late run published what the killed run committed and did not publish
-            self.changelog_repaired += "its run stopped after the commit" in late.output
+            self.changelog_repaired += "its run stopped after the commit" in late.log()
         if outcome:
             self.landed[outcome] += 1
         self.outcomes.append(
