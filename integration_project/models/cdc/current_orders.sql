@@ -5,7 +5,7 @@
      current.orders.changes (consumed by order_status_changes). --#}
 {{ config(
     materialized='mutable_table',
-    file_format=demo_format_beside_iceberg(),
+    file_format='auto',
     primary_key=['order_id'],
     version_column='event_version',
     delete_when="op = 'd'",

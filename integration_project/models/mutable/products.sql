@@ -12,7 +12,7 @@
        dbt run-operation rollback_mutable_table --args '{model: products, to_version: 1}' --#}
 {{ config(
     materialized='mutable_table',
-    file_format=demo_format_beside_iceberg(),
+    file_format='auto',
     primary_key=['product_id'],
     version_column='updated_at',
     delete_when='is_deleted',
