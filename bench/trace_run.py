@@ -1,6 +1,6 @@
 """Follow one mutable_table run as a maintainer would read it: which macros it renders
 (and in which files), which adapter methods the macros call, and which of dbt-jammi's
-Python modules run (docs/architecture.md, "Following a run").
+Python modules run (the measure of the face's size in docs/architecture.md).
 
 The run: a Delta (or, with ``--format``, parquet or Iceberg) mutable_table with
 ``version_column`` and ``delete_when``, on an existing table: a first run creates it, the
