@@ -65,7 +65,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # The Iceberg path: the MERGE applier's feature tests (their iceberg param; tests/conftest.py
 # deselects the other formats' params and the `iceberg_refused` tests), the commit
-# conflict re-plan, kept versions on snapshots, scd2, topics on an Iceberg session, `auto`,
+# conflict re-plan, kept versions on snapshots, scd2, topics stored in Iceberg, `auto`,
 # the refusals, merge-on-read tables, snapshot expiry, exact casts and redelivery. The rest of
 # tests/functional/mutable_table is the planner's and the rewrite applier's, the same on
 # every format, and runs on the default and Delta lanes.
@@ -93,6 +93,8 @@ TESTS = [
     "tests/functional/scd2/test_scd2_history.py",
     "tests/functional/topic/test_topic_publish.py",
     "tests/functional/topic/test_topic_consumers.py",
+    "tests/functional/topic/test_topic_retention.py",
+    "tests/functional/topic/test_topic_concurrency.py",  # the MERGE claim, raced
     "tests/functional/adapter/test_session.py",
     "tests/functional/adapter/test_iceberg_table_model.py",
 ]
@@ -100,14 +102,15 @@ TESTS = [
 # The catalog service slice (`--rest`, after the Hive catalog's run in `make iceberg-lane`):
 # the same sessions with Iceberg's REST catalog server as their default catalog
 # (scripts/iceberg_rest_catalog.py): upserts, the branch commit's tombstones and identity
-# numbers, kept versions with their rollback and snapshot expiry, and what differs there
-# (a topic is refused: its claims are partitions of the session catalog).
+# numbers, kept versions with their rollback and snapshot expiry, topics (their registry,
+# offsets and consumers in Iceberg tables), and what differs there (a changelog is refused).
 REST_TESTS = [
     f"{MUTABLE}/test_mutable_upsert.py",
     f"{MUTABLE}/test_tombstones.py",
     f"{MUTABLE}/test_identity_column.py",
     f"{MUTABLE}/test_versions.py",
     "tests/functional/adapter/test_iceberg_catalog_service.py",  # auto, drop schema, topics
+    "tests/functional/topic/test_topic_concurrency.py",  # the registry and offset MERGEs
     "tests/process/test_rest_catalog_races.py",  # two sessions' JVMs racing on the catalog
 ]
 

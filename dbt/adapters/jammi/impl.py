@@ -193,17 +193,6 @@ class JammiAdapter(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
         definition = TopicDefinition.from_config(model_name, _schema_pairs(columns), config)
-        catalog = self._default_catalog()
-        if catalog != DEFAULT_CATALOG:
-            raise JammiValidationError(
-                f"topic '{model_name}'",
-                f"the session's default catalog is '{catalog}' (spark.sql.defaultCatalog); a "
-                "topic claims its offsets and registrations as table partitions of the "
-                "session catalog, which a catalog such as an Iceberg REST catalog does not "
-                'keep (docs/formats.md, "An Iceberg catalog service")',
-                "build topics from a session whose default catalog is spark_catalog (a "
-                "separate dbt target), or keep them out of this project",
-            )
         if config.get("registry_schema"):
             logger.warning(
                 f"topic '{model_name}': registry_schema applies to mutable_table registries; "

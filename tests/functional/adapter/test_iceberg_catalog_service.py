@@ -1,8 +1,10 @@
 """An Iceberg catalog service as the session's default catalog (the Iceberg lane's REST
 slice, scripts/iceberg_lane.py --rest; docs/formats.md, "An Iceberg catalog service"):
 `file_format: auto` builds Iceberg tables there, dbt's schema drop empties the namespace
-first (a REST catalog drops only empty ones), and a topic or a changelog is refused before
-anything is written (its claims are partitions of the session catalog)."""
+first (a REST catalog drops only empty ones), a topic publishes and is consumed in Iceberg
+tables (its claims are the registry's and the backing table's validated MERGEs), and a
+changelog is refused before anything is written (it attaches partitions of the session
+catalog)."""
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -25,7 +27,17 @@ select 1 as id
 """
 
 EVENTS = """
-{{ config(materialized='topic') }}
+{{ config(materialized='topic', topic_name='rest.events') }}
+select cast({{ var('batch', 1) }} * 10 + id as int) as order_id from range(3)
+"""
+
+READER = """
+{{ config(materialized='table', file_format='iceberg') }}
+select event_offset, order_id from {{ topic_events(ref('events')) }}
+"""
+
+PARQUET_EVENTS = """
+{{ config(materialized='topic', file_format='parquet') }}
 select 1 as order_id
 """
 
@@ -54,6 +66,8 @@ class TestIcebergCatalogService:
             "plain.sql": PLAIN,
             "plain_view.sql": "select id + 1 as id from {{ ref('plain') }}",
             "events.sql": EVENTS,
+            "reader.sql": READER,
+            "parquet_events.sql": PARQUET_EVENTS,
             "logged.sql": LOGGED,
         }
 
@@ -67,20 +81,57 @@ class TestIcebergCatalogService:
         found = project.run_sql(f"select id, name from {project.test_schema}.items", fetch="all")
         assert [tuple(r) for r in found] == [(1, "one")]
 
-    def test_a_topic_is_refused_before_anything_is_written(self, project):
-        before = tables(project, project.test_schema)
-        results = run_dbt(["run", "--select", "events"], expect_pass=False)
+    def test_a_topic_publishes_and_is_consumed_in_iceberg_tables(self, project):
+        schema = project.test_schema
+        run_dbt(["run", "--select", "events", "--vars", "{batch: 1}"])
+        run_dbt(["run", "--select", "events", "--vars", "{batch: 2}"])
+        backing = project.run_sql(
+            f"select backing_table from {schema}.topics where name = 'rest.events'", fetch="one"
+        )[0]
+        assert provider(project, "topics") == "iceberg"
+        assert provider(project, backing) == "iceberg"
+        stored = project.run_sql(
+            f"select _offset, count(*), min(order_id) from {schema}.{backing} "
+            "group by _offset order by _offset",
+            fetch="all",
+        )
+        assert [tuple(r) for r in stored] == [(1, 3, 10), (2, 3, 20)]
+
+        run_dbt(["run", "--select", "reader"])
+        read = project.run_sql(
+            f"select event_offset, count(*) from {schema}.reader group by event_offset order by 1",
+            fetch="all",
+        )
+        assert [tuple(r) for r in read] == [(1, 3), (2, 3)]
+        run_dbt(["run", "--select", "events", "--vars", "{batch: 3}"])
+        run_dbt(["run", "--select", "reader"])  # only what it has not consumed
+        read = project.run_sql(
+            f"select event_offset, min(order_id) from {schema}.reader group by event_offset",
+            fetch="all",
+        )
+        assert [tuple(r) for r in read] == [(3, 30)]
+        assert provider(project, "topic_consumers") == "iceberg"
+
+    def test_a_topic_in_another_format_is_refused_before_it_is_registered(self, project):
+        results = run_dbt(["run", "--select", "parquet_events"], expect_pass=False)
         message = results.results[0].message
-        assert "topic 'events': the session's default catalog is 'jammi_rest'" in message
-        assert "Fix: build topics from a session whose default catalog is spark_catalog" in message
-        assert tables(project, project.test_schema) == before
+        assert "topic 'parquet_events': file_format 'parquet'" in message
+        assert "Fix: set file_format: iceberg or auto" in message
+        registered = project.run_sql(
+            f"select count(*) from {project.test_schema}.topics "
+            "where relation_name = 'parquet_events'",
+            fetch="one",
+        )
+        assert registered[0] == 0
 
     def test_a_changelog_is_refused_before_anything_is_written(self, project):
         # a changelog is a topic (rules/changelog_phases.py check_catalog)
         before = tables(project, project.test_schema)
         results = run_dbt(["run", "--select", "logged"], expect_pass=False)
         message = results.results[0].message
-        assert "mutable_table 'logged': changelog: true publishes to a topic" in message
+        assert (
+            "mutable_table 'logged': changelog: true publishes each version by attaching" in message
+        )
         assert "default catalog is 'jammi_rest'" in message
         assert "Fix: turn changelog off" in message
         assert tables(project, project.test_schema) == before

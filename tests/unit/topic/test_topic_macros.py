@@ -62,6 +62,17 @@ def test_delta_backing_table_ddl():
     assert "'jammi.topic_id' = '0190a1b2_c3d4_7e5f_8a9b_0c1d2e3f4a5b'" in sql
 
 
+def test_iceberg_backing_table_validates_its_merges_serializably():
+    sql = flat(create_backing_sql("s.__topic_x", dict(TOPIC, file_format="iceberg")))
+    assert sql.startswith(
+        "create table s.__topic_x ( _offset bigint not null, _row_idx bigint not null, "
+        "_produced_at bigint not null, `order_id` int, `op` string, tenant_id string ) "
+        "using iceberg comment"
+    )
+    assert "partitioned by" not in sql and "delta." not in sql
+    assert "'write.merge.isolation-level' = 'serializable'" in sql
+
+
 def test_parquet_backing_table_is_partitioned_by_offset():
     sql = flat(create_backing_sql("s.__topic_x", dict(TOPIC, file_format="parquet")))
     assert "_offset bigint, _row_idx bigint, _produced_at bigint," in sql
@@ -84,7 +95,7 @@ def publish_macros():
     return env.get_template("topic_publish.sql").make_module({"adapter": Adapter()})
 
 
-STAGING = {"kind": "directory", "target": "file:/w/t/_staging/p1"}
+STAGING = {"kind": "directory", "target": "file:/w/t/_staging/p1", "using": "parquet"}
 
 
 def test_stage_numbers_rows_without_a_single_task_window():
@@ -114,6 +125,16 @@ def test_stage_numbers_rows_without_a_single_task_window():
         "cast(null as string) as tenant_id from numbered join part_starts on "
         "numbered.__jammi_part = part_starts.__jammi_part"
     )
+
+
+def test_stage_table_takes_the_topics_stage_format():
+    staging = {"kind": "table", "target": "s.__topic_x__stage_1", "using": "iceberg"}
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            staging, TOPIC, "select 1 as order_id", None, "one_task"
+        )
+    )
+    assert sql.startswith("create table s.__topic_x__stage_1 using iceberg as select")
 
 
 def test_stage_of_a_small_batch_numbers_in_one_task():

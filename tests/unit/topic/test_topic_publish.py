@@ -13,6 +13,7 @@ from dbt.adapters.jammi.topic.publish import (
     claim_offset,
     delta_publish_sql,
     events_select_sql,
+    iceberg_publish_sql,
     next_offset,
     offsets_from_partitions,
     retention_plan,
@@ -115,6 +116,65 @@ def test_delta_claim_retries_on_concurrent_append():
     assert [c.split()[0] for c in calls] == ["insert", "insert", "select"]
 
 
+def test_iceberg_publish_stores_the_staged_rows_as_one_offset_or_fails():
+    """The offset is a literal the MERGE's target condition pushes to its scan; a row
+    already stored at it reaches the matched clause, which raises."""
+    sql = iceberg_publish_sql("s.__topic_x", "s.__topic_x__stage_1", ["_row_idx", "id"], 7)
+    assert sql == (
+        "merge into s.__topic_x target using (select cast(7 as bigint) as _offset, "
+        "staged.`_row_idx`, staged.`id` from s.__topic_x__stage_1 staged) source "
+        "on target._offset = 7 and target._offset = source._offset "
+        "and target._row_idx = source._row_idx "
+        "when matched then update set target._offset = "
+        "cast(raise_error('jammi: topic offset already claimed: 7') as bigint) "
+        "when not matched then insert (`_offset`, `_row_idx`, `id`) "
+        "values (source.`_offset`, source.`_row_idx`, source.`id`)"
+    )
+
+
+class FakeIcebergTopic:
+    """max(_offset) reads and publish MERGEs, with rivals committing first: either an
+    offset found stored by the MERGE's scan (its matched clause raises) or a commit
+    after the scan (Iceberg's validation refuses the MERGE)."""
+
+    def __init__(self, newest, failures):
+        self.newest = newest
+        self.failures = list(failures)
+        self.statements = []
+
+    def __call__(self, sql):
+        self.statements.append(sql.split()[0])
+        if sql.startswith("select coalesce(max(_offset), 0)"):
+            return [(self.newest,)]
+        if sql.startswith("merge into"):
+            offset = int(sql.split("cast(")[1].split(" as bigint)")[0])
+            if self.failures:
+                self.newest = offset  # the rival stored this offset
+                raise RuntimeError(self.failures.pop(0).format(offset=offset))
+            self.newest = offset
+            return []
+        raise AssertionError(sql)
+
+
+def test_iceberg_claim_retries_after_either_way_of_losing():
+    run = FakeIcebergTopic(
+        4,
+        [
+            "org.apache.spark.SparkRuntimeException: jammi: topic offset already claimed: {offset}",
+            "org.apache.iceberg.exceptions.ValidationException: Found conflicting files "
+            'that can contain records matching ref(name="_offset") == {offset}',
+        ],
+    )
+    assert claim_offset(run, "s.t", "s.t__stage_1", "iceberg", ["_row_idx"]) == 7
+    assert run.statements == ["select", "merge", "select", "merge", "select", "merge"]
+
+
+def test_iceberg_claim_does_not_swallow_other_errors():
+    run = FakeIcebergTopic(0, ["[MERGE_CARDINALITY_VIOLATION] the ON condition matched"])
+    with pytest.raises(RuntimeError, match="MERGE_CARDINALITY_VIOLATION"):
+        claim_offset(run, "s.t", "s.t__stage_1", "iceberg", ["_row_idx"])
+
+
 def test_retention_by_offsets_counts_the_incoming_publish():
     stored = [(o, NOW) for o in (1, 2, 3)]
     assert retention_plan(stored, 2, None, [], NOW, incoming=1).drop == (1, 2)
@@ -141,6 +201,7 @@ def test_retention_sql_per_format():
     )
     assert retention_sql("s.t", [2, 1], "delta") == "delete from s.t where _offset <= 2"
     assert retention_sql("s.t", [], "delta") is None
+    assert retention_sql("s.t", [3, 1], "iceberg") == "delete from s.t where _offset <= 3"
 
 
 def test_retention_drops_what_the_plan_allows_counting_the_publish_to_come():

@@ -8,6 +8,8 @@ import pytest
 from dbt.adapters.jammi.topic.registration import (
     TopicRegistrationError,
     apply_view,
+    check_catalog_service_format,
+    claim_iceberg_registration,
     claim_registration,
     create_if_absent,
     topic_storage_format,
@@ -16,12 +18,14 @@ from dbt.adapters.jammi.topic.registration import (
 from dbt.adapters.jammi.topic.registry_sql import (
     create_registry_sql,
     create_view_sql,
+    iceberg_claim_registration_sql,
     stage_registration_sql,
     view_select_sql,
 )
 from tests.unit.topic.test_topic_macros import TOPIC, flat
 
 SUBJECT = "topic 'cdc_orders'"
+ICEBERG_TOPIC = dict(TOPIC, file_format="iceberg", relation_name="r")
 
 
 class FakeRegistry:
@@ -209,8 +213,90 @@ def test_view_sql_carries_its_fingerprint_and_creates_without_replace():
 
 @pytest.mark.parametrize(
     "resolved, stored",
-    [("delta", "delta"), ("iceberg", "parquet"), ("parquet", "parquet"), ("orc", "parquet")],
+    [("delta", "delta"), ("iceberg", "iceberg"), ("parquet", "parquet"), ("orc", "parquet")],
 )
-def test_topics_store_events_in_delta_or_parquet(resolved, stored):
-    # an Iceberg append never conflicts with another, so the offset claim stays parquet's
+def test_topics_store_events_in_their_table_format_or_parquet(resolved, stored):
+    # delta and iceberg claim offsets in the table's own commit; others as partitions
     assert topic_storage_format(resolved) == stored
+
+
+# --- a catalog service: the registry is an Iceberg table, claimed by a MERGE ----------
+
+
+def test_iceberg_registry_is_unpartitioned_and_validates_serializably():
+    sql = flat(create_registry_sql("s.topics", "iceberg"))
+    assert sql.startswith("create table if not exists s.topics ( topic_id string, name string,")
+    assert "using iceberg" in sql and "partitioned by" not in sql
+    assert "'write.merge.isolation-level' = 'serializable'" in sql
+
+
+def test_iceberg_claim_inserts_the_row_or_raises_on_the_name():
+    candidate = dict(ICEBERG_TOPIC, relation_name="cdc_orders")
+    sql = flat(iceberg_claim_registration_sql("s.topics", candidate, "cdc_orders"))
+    assert sql.startswith("merge into s.topics target using (select 'cdc.orders' as name, ")
+    assert "'cdc_orders' as relation_name" in sql
+    assert "on target.name = 'cdc.orders' and target.name = source.name" in sql
+    assert (
+        "when matched then update set target.name = cast(raise_error("
+        "'jammi: topic name already registered: cdc.orders') as string)" in sql
+    )
+    assert sql.endswith(
+        "when not matched then insert (topic_id, name, backing_table, relation_name, "
+        "schema_json, file_format, retention_offsets, retention_ms, created_at) values "
+        "(source.topic_id, source.name, source.backing_table, source.relation_name, "
+        "source.schema_json, source.file_format, source.retention_offsets, "
+        "source.retention_ms, source.created_at)"
+    )
+
+
+class FakeIcebergRegistry:
+    """The claim MERGE: refused by validation ``conflicts`` times (another registration
+    committed after its scan), then it finds the name taken or inserts it."""
+
+    def __init__(self, taken=False, conflicts=0, error=None):
+        self.taken, self.conflicts, self.error = taken, conflicts, error
+        self.merges = 0
+
+    def __call__(self, sql):
+        assert sql.startswith("merge into s.topics")
+        self.merges += 1
+        if self.error:
+            raise RuntimeError(self.error)
+        if self.conflicts:
+            self.conflicts -= 1
+            self.taken = True  # what committed was the same name's registration
+            raise RuntimeError(
+                "org.apache.iceberg.exceptions.ValidationException: Found conflicting files "
+                'that can contain records matching ref(name="name") == "cdc.orders"'
+            )
+        if self.taken:
+            raise RuntimeError("jammi: topic name already registered: cdc.orders")
+        self.taken = True
+        return []
+
+
+def test_iceberg_claim_of_a_free_name_wins():
+    registry = FakeIcebergRegistry()
+    assert claim_iceberg_registration(registry, "s.topics", ICEBERG_TOPIC)
+    assert registry.merges == 1
+
+
+def test_iceberg_claim_raced_by_the_same_name_loses_after_retrying():
+    registry = FakeIcebergRegistry(conflicts=1)
+    assert not claim_iceberg_registration(registry, "s.topics", ICEBERG_TOPIC)
+    assert registry.merges == 2
+
+
+def test_iceberg_claim_passes_other_errors_through():
+    registry = FakeIcebergRegistry(error="[TABLE_OR_VIEW_NOT_FOUND] s.topics")
+    with pytest.raises(RuntimeError, match="TABLE_OR_VIEW_NOT_FOUND"):
+        claim_iceberg_registration(registry, "s.topics", ICEBERG_TOPIC)
+
+
+def test_a_catalog_service_refuses_topics_in_another_format():
+    check_catalog_service_format("iceberg", "iceberg", SUBJECT, "lake")
+    check_catalog_service_format("parquet", "parquet", SUBJECT, "spark_catalog")
+    with pytest.raises(TopicRegistrationError) as refused:
+        check_catalog_service_format("delta", "iceberg", SUBJECT, "lake")
+    assert "file_format 'delta' on a session whose default catalog is 'lake'" in str(refused.value)
+    assert "set file_format: iceberg or auto" in str(refused.value)

@@ -59,10 +59,12 @@ class ConsumerBounds:
             return list(self._ranges.pop(consumer, {}).values())
 
 
-def create_consumers_sql(consumers: str) -> str:
+def create_consumers_sql(consumers: str, using: str = "parquet") -> str:
+    """Append-only, so any format holds it: parquet on the session catalog, iceberg on a
+    catalog service."""
     return (
         f"create table if not exists {consumers} (consumer string, tenant_id string, "
-        "topic_id string, last_offset bigint, committed_at bigint) using parquet comment "
+        f"topic_id string, last_offset bigint, committed_at bigint) using {using} comment "
         "'dbt-jammi topic consumers: append-only; a consumer position is max(last_offset)'"
     )
 

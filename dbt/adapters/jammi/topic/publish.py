@@ -12,7 +12,10 @@ that needs to catch an engine error, which Jinja cannot do:
   whose offset is computed inside the same Delta transaction from the table it reads;
   Delta's optimistic concurrency rejects the second of two concurrent commits
   (``ConcurrentAppendException``, the table is set to ``Serializable``), and the loser
-  retries.
+  retries. On iceberg the offset N (one more than the newest) is read first, then one
+  ``MERGE`` inserts the staged rows as offset N: a row already at N fails it (its
+  matched clause raises), and Iceberg's serializable validation fails it when another
+  commit added rows since the MERGE read the table. The loser reads again and retries.
 - ``retention_plan``: which offsets may be dropped.
 - ``apply_retention``: reads what is stored and what the consumers consumed, drops
   the offsets the plan allows.
@@ -45,6 +48,10 @@ EVENT_COLUMNS = {
     "tenant_id": "event_tenant_id",
 }
 MAX_CLAIM_ATTEMPTS = 20
+# Formats whose offsets live in the rows (a column), not in metastore partitions.
+TABLE_FORMATS = ("delta", "iceberg")
+# What an iceberg publish's MERGE raises when its offset is already stored.
+OFFSET_TAKEN = "jammi: topic offset already claimed"
 CLAIM_LOST = "offset claim lost to a concurrent publish; retrying"
 
 logger = AdapterLogger("jammi")
@@ -77,9 +84,10 @@ def offsets_from_partitions(rows: Iterable[Sequence[Any]]) -> list[int]:
 
 
 def high_water_mark(run_sql: RunSql, backing: str, file_format: str) -> int:
-    """The newest committed offset of a topic (0: none): delta's ``max(_offset)``, a
-    parquet topic's newest partition (listed by the metastore, no data read)."""
-    if file_format == "delta":
+    """The newest committed offset of a topic (0: none): delta's and iceberg's
+    ``max(_offset)``, a parquet topic's newest partition (listed by the metastore, no
+    data read)."""
+    if file_format in TABLE_FORMATS:
         return int(run_sql(f"select coalesce(max(_offset), 0) from {backing}")[0][0])
     offsets = offsets_from_partitions(run_sql(show_partitions_sql(backing)))
     return offsets[-1] if offsets else 0
@@ -91,6 +99,8 @@ def next_offset(offsets: Iterable[Optional[int]]) -> int:
 
 
 def is_conflict(message: str, file_format: str) -> bool:
+    if file_format == "iceberg":
+        return is_commit_conflict(message) or OFFSET_TAKEN in message
     if file_format == "delta":
         return is_commit_conflict(message)
     return any(marker in message for marker in _PARQUET_CONFLICT)
@@ -124,6 +134,29 @@ def delta_publish_sql(backing: str, stage_table: str, columns: Sequence[str]) ->
     )
 
 
+def iceberg_publish_sql(backing: str, stage_table: str, columns: Sequence[str], offset: int) -> str:
+    """One MERGE that stores the staged rows as ``offset``, or fails.
+
+    The condition on the target alone (``_offset = N``) is pushed to its scan, so the
+    MERGE reads only files that may hold N, and Iceberg's serializable validation checks
+    that no commit since that scan added rows that may hold N. A row already at N (read
+    by the scan) reaches the matched clause, which raises ``OFFSET_TAKEN``: the claim is
+    lost either way, never shared."""
+    select = ", ".join(f"staged.{quote_identifier(c)}" for c in columns)
+    names = ", ".join(quote_identifier(c) for c in ("_offset", *columns))
+    values = ", ".join(f"source.{quote_identifier(c)}" for c in ("_offset", *columns))
+    taken = sql_string_literal(f"{OFFSET_TAKEN}: {int(offset)}")
+    return (
+        f"merge into {backing} target "
+        f"using (select cast({int(offset)} as bigint) as _offset, {select} "
+        f"from {stage_table} staged) source "
+        f"on target._offset = {int(offset)} and target._offset = source._offset "
+        f"and target._row_idx = source._row_idx "
+        f"when matched then update set target._offset = cast(raise_error({taken}) as bigint) "
+        f"when not matched then insert ({names}) values ({values})"
+    )
+
+
 def delta_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]:
     if not offsets:
         return None
@@ -138,7 +171,7 @@ def parquet_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]
 
 
 def retention_sql(backing: str, offsets: Sequence[int], file_format: str) -> Optional[str]:
-    if file_format == "delta":
+    if file_format in TABLE_FORMATS:
         return delta_retention_sql(backing, offsets)
     return parquet_retention_sql(backing, offsets)
 
@@ -153,14 +186,25 @@ def claim_offset(
 ) -> int:
     """Commit one staged publish; return the offset it got.
 
-    ``staging_location`` is the staged directory (parquet) or stage table (delta);
+    ``staging_location`` is the staged directory (parquet) or stage table (delta,
+    iceberg);
     ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
     staged more than 12 h ago is refused (``staging.check_claimable``): cleanup
     may remove it, so it must never be committed."""
     last_error = ""
     for attempt in range(max_attempts):
         check_claimable(staging_location, int(time.time()), f"topic table {backing}")
-        if file_format == "delta":
+        if file_format == "iceberg":
+            offset = high_water_mark(run_sql, backing, file_format) + 1
+            try:
+                run_sql(iceberg_publish_sql(backing, staging_location, columns, offset))
+                return offset
+            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+                if not is_conflict(str(exc), file_format):
+                    raise
+                last_error = str(exc)
+                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
+        elif file_format == "delta":
             try:
                 run_sql(delta_publish_sql(backing, staging_location, columns))
             except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped

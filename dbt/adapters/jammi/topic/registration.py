@@ -27,13 +27,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.topic.registry_sql import (
+    NAME_TAKEN,
     create_backing_sql,
     create_registry_sql,
+    iceberg_claim_registration_sql,
     name_owner_sql,
     stage_registration_sql,
 )
@@ -43,17 +46,15 @@ RunSql = Callable[[str], Sequence[Sequence[Any]]]
 VIEW_FINGERPRINT = "jammi.view_fingerprint"
 
 # The formats a topic's backing table is stored in, by the format the model resolves to.
-# Delta appends under its own conflict check (topic/publish.py); everything else --
-# Iceberg included -- is a parquet table whose offsets are claimed as metastore
-# partitions. An Iceberg append never conflicts with another append, so two concurrent
-# publishes could both take offset N; an Iceberg session's catalog (SparkSessionCatalog)
-# keeps Spark's own parquet tables beside its Iceberg tables.
-TOPIC_STORAGE_FORMATS = {"delta": "delta"}
+# Delta appends under its own conflict check and Iceberg claims each offset with a
+# validated MERGE (topic/publish.py); everything else is a parquet table whose offsets
+# are claimed as metastore partitions.
+TOPIC_STORAGE_FORMATS = {"delta": "delta", "iceberg": "iceberg"}
 
 
 def topic_storage_format(file_format: str) -> str:
     """The format a topic (or a changelog topic) whose model resolves to ``file_format``
-    stores its events in: delta on Delta, else parquet."""
+    stores its events in: delta on Delta, iceberg on Iceberg, else parquet."""
     return TOPIC_STORAGE_FORMATS.get(str(file_format).lower(), "parquet")
 
 
@@ -134,6 +135,34 @@ def claim_registration(
     return True
 
 
+def claim_iceberg_registration(
+    run_sql: RunSql, registry: str, candidate: Mapping[str, Any], attempts: int = 20
+) -> bool:
+    """Insert the registry row of ``candidate`` into an Iceberg registry; False if a row
+    of its name exists (another run registered it first). A commit refused because
+    another registration committed since this one read the registry is tried again:
+    the next attempt either commits or finds the name taken."""
+    last = ""
+    for _ in range(attempts):
+        try:
+            run_sql(iceberg_claim_registration_sql(registry, candidate, candidate["relation_name"]))
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            message = str(exc)
+            if NAME_TAKEN in message:
+                return False
+            if not is_commit_conflict(message):
+                raise
+            last = message.splitlines()[0]
+            continue
+        return True
+    raise TopicRegistrationError(
+        f"topic '{candidate['relation_name']}'",
+        f"the registry {registry} kept changing while this run registered "
+        f"{candidate['name']} ({last})",
+        "re-run the model; nothing was registered",
+    )
+
+
 def check_unchanged(topic: Mapping[str, Any], definition: Mapping[str, Any], subject: str) -> None:
     """A registered topic's name and columns are permanent: the model must keep them."""
     if topic["name"] != definition["name"]:
@@ -160,10 +189,31 @@ def name_taken(subject: str, name: str, owner: str, schema: str) -> TopicRegistr
     )
 
 
-def check_name_free(run_sql: RunSql, registry: str, name: str, subject: str, schema: str) -> None:
+def check_catalog_service_format(
+    stored_format: str, registry_format: str, subject: str, catalog: str
+) -> None:
+    """On a catalog service (an Iceberg registry) a topic's events are Iceberg too."""
+    if registry_format == "iceberg" and stored_format != "iceberg":
+        raise TopicRegistrationError(
+            subject,
+            f"file_format '{stored_format}' on a session whose default catalog is "
+            f"'{catalog}': an Iceberg catalog service keeps Iceberg tables only "
+            '(docs/formats.md, "An Iceberg catalog service"). Nothing was written.',
+            "set file_format: iceberg or auto (or leave it unset)",
+        )
+
+
+def check_name_free(
+    run_sql: RunSql,
+    registry: str,
+    name: str,
+    subject: str,
+    schema: str,
+    registry_format: str = "parquet",
+) -> None:
     """Before a first registration: create the registry if absent, and refuse a name
     another model's topic holds."""
-    create_if_absent(run_sql, create_registry_sql(registry))
+    create_if_absent(run_sql, create_registry_sql(registry, registry_format))
     owner = run_sql(name_owner_sql(registry, name))
     if owner:
         raise name_taken(subject, name, str(owner[0][0]), schema)
@@ -174,20 +224,26 @@ def register_first(
     registry: str,
     backing: str,
     candidate: Mapping[str, Any],
-    staged: str,
+    staged: Optional[str],
     subject: str,
 ) -> bool:
     """A first registration, race-free: one backing table per topic name whatever the
     timing. Creates this run's own backing table (a fresh id: nobody else uses the
-    name), stages its registry row in ``staged`` and claims the name. True if this run
-    won; False if a concurrent run did, after this run's own backing table (empty, never
-    registered) is dropped. A run killed before the claim leaves an unregistered empty
-    table and a staged row no reader sees."""
+    name), then claims the name: with its registry row staged in ``staged`` (a parquet
+    registry), or by the registry's own MERGE (an Iceberg one: ``staged`` is None).
+    True if this run won; False if a concurrent run did, after this run's own backing
+    table (empty, never registered) is dropped. A run killed before the claim leaves an
+    unregistered empty table and a staged row no reader sees."""
     run_sql(create_backing_sql(backing, candidate))
-    run_sql(stage_registration_sql(staged, candidate, candidate["relation_name"]))
-    if claim_registration(run_sql, registry, candidate["name"], staged, subject):
+    if staged is None:
+        won = claim_iceberg_registration(run_sql, registry, candidate)
+    else:
+        run_sql(stage_registration_sql(staged, candidate, candidate["relation_name"]))
+        won = claim_registration(run_sql, registry, candidate["name"], staged, subject)
+    if won:
         return True
-    run_sql(f"drop table if exists {backing}")
+    purge = " purge" if candidate["file_format"] == "iceberg" else ""
+    run_sql(f"drop table if exists {backing}{purge}")
     return False
 
 

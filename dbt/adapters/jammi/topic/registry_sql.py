@@ -18,9 +18,24 @@ from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_li
 REGISTRY_TABLE = "topics"
 
 
-def create_registry_sql(registry: str) -> str:
-    """Partitioned by name: registering a topic is attaching its one-row partition, which
-    the metastore refuses to do twice (registration.claim_registration)."""
+# What an Iceberg registry's claim raises when the name is already registered.
+NAME_TAKEN = "jammi: topic name already registered"
+
+
+def create_registry_sql(registry: str, file_format: str = "parquet") -> str:
+    """parquet: partitioned by name; registering a topic is attaching its one-row
+    partition, which the metastore refuses to do twice (registration.claim_registration).
+    iceberg (a catalog service, which keeps no partitions of its own): one MERGE per
+    claim, validated under serializable isolation (``iceberg_claim_registration_sql``)."""
+    if file_format == "iceberg":
+        return (
+            f"create table if not exists {registry} (\n"
+            + ",\n".join(f"  {name} {kind}" for name, kind in REGISTRY_SCHEMA)
+            + "\n) using iceberg\n"
+            "comment 'dbt-jammi topics registry: one row per topic; created_at is UTC "
+            "microseconds'\n"
+            "tblproperties ('write.merge.isolation-level' = 'serializable')"
+        )
     return (
         f"create table if not exists {registry} (\n"
         "  topic_id string,\n"
@@ -38,6 +53,19 @@ def create_registry_sql(registry: str) -> str:
     )
 
 
+REGISTRY_SCHEMA = (
+    ("topic_id", "string"),
+    ("name", "string"),
+    ("backing_table", "string"),
+    ("relation_name", "string"),
+    ("schema_json", "string"),
+    ("file_format", "string"),
+    ("retention_offsets", "bigint"),
+    ("retention_ms", "bigint"),
+    ("created_at", "bigint"),
+)
+
+
 def name_owner_sql(registry: str, name: str) -> str:
     return f"select relation_name from {registry} where name = {sql_string_literal(name)} limit 1"
 
@@ -49,9 +77,12 @@ def stored_columns(topic: Mapping[str, Any]) -> list[str]:
 
 def create_backing_sql(backing: str, topic: Mapping[str, Any]) -> str:
     """The backing table: delta appends under its own conflict check (Serializable);
-    parquet is partitioned by ``_offset``, each offset claimed as a partition."""
+    iceberg's MERGE claim is validated under serializable isolation, set explicitly
+    (publish.iceberg_publish_sql); parquet is partitioned by ``_offset``, each offset
+    claimed as a partition."""
     delta = topic["file_format"] == "delta"
-    not_null = " not null" if delta else ""
+    iceberg = topic["file_format"] == "iceberg"
+    not_null = " not null" if delta or iceberg else ""
     lines = [f"  _offset bigint{not_null},", f"  _row_idx bigint{not_null},"]
     lines.append(f"  _produced_at bigint{not_null},")
     lines.extend(f"  {quote_identifier(c[0])} {c[1]}," for c in topic["columns"])
@@ -65,7 +96,9 @@ def create_backing_sql(backing: str, topic: Mapping[str, Any]) -> str:
         properties.extend(
             ["  'delta.isolationLevel' = 'Serializable'", "  'delta.appendOnly' = 'false'"]
         )
-    partitioning = "" if delta else "\npartitioned by (_offset)"
+    if iceberg:
+        properties.append("  'write.merge.isolation-level' = 'serializable'")
+    partitioning = "" if delta or iceberg else "\npartitioned by (_offset)"
     return (
         f"create table {backing} (\n" + "\n".join(lines) + f"\n) using {topic['file_format']}"
         f"{partitioning}\ncomment {comment}\ntblproperties (\n" + ",\n".join(properties) + "\n)"
@@ -96,9 +129,9 @@ def _bigint_or_null(value: Optional[int]) -> str:
     return f"cast({int(value) if value is not None else 'null'} as bigint)"
 
 
-def stage_registration_sql(staged: str, topic: Mapping[str, Any], relation_name: str) -> str:
-    """The registry row without its partition column (``name``), staged for the claim."""
-    values = [
+def registration_values(topic: Mapping[str, Any], relation_name: str) -> list[str]:
+    """The registry row's columns but ``name``, as ``<value> as <column>``."""
+    return [
         f"{sql_string_literal(topic['topic_id'])} as topic_id",
         f"{sql_string_literal(topic['backing_table'])} as backing_table",
         f"{sql_string_literal(relation_name)} as relation_name",
@@ -108,7 +141,32 @@ def stage_registration_sql(staged: str, topic: Mapping[str, Any], relation_name:
         f"{_bigint_or_null(topic.get('retention_ms'))} as retention_ms",
         "cast(unix_micros(current_timestamp()) as bigint) as created_at",
     ]
+
+
+def stage_registration_sql(staged: str, topic: Mapping[str, Any], relation_name: str) -> str:
+    """The registry row without its partition column (``name``), staged for the claim."""
     return (
         f"insert overwrite directory {sql_string_literal(staged)} using parquet\nselect\n  "
-        + ",\n  ".join(values)
+        + ",\n  ".join(registration_values(topic, relation_name))
+    )
+
+
+def iceberg_claim_registration_sql(
+    registry: str, topic: Mapping[str, Any], relation_name: str
+) -> str:
+    """One MERGE that inserts the registry row of ``topic``, or fails: a row of the
+    name read by the MERGE's scan reaches the matched clause, which raises
+    ``NAME_TAKEN``; a row of the name committed after that scan fails Iceberg's
+    serializable validation (the condition on the target alone is pushed to its scan
+    and is the validation's filter)."""
+    name = sql_string_literal(topic["name"])
+    values = [f"{name} as name", *registration_values(topic, relation_name)]
+    columns = ", ".join(column for column, _ in REGISTRY_SCHEMA)
+    inserted = ", ".join(f"source.{column}" for column, _ in REGISTRY_SCHEMA)
+    taken = sql_string_literal(f"{NAME_TAKEN}: {topic['name']}")
+    return (
+        f"merge into {registry} target\nusing (select " + ", ".join(values) + ") source\n"
+        f"on target.name = {name} and target.name = source.name\n"
+        f"when matched then update set target.name = cast(raise_error({taken}) as string)\n"
+        f"when not matched then insert ({columns}) values ({inserted})"
     )

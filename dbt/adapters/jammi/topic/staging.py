@@ -113,15 +113,18 @@ def stage_table_prefix(backing_identifier: str) -> str:
     return f"{backing_identifier}__stage_"
 
 
-def remove_stale_stage_tables(run_sql: RunSql, schema: str, backing_identifier: str) -> list[str]:
-    """Drop the stage tables of a delta topic's publishes that failed more than a day
-    ago (younger ones may belong to a concurrent publish still in flight, older ones can
-    no longer be claimed); returns their names."""
+def remove_stale_stage_tables(
+    run_sql: RunSql, schema: str, backing_identifier: str, purge: bool = False
+) -> list[str]:
+    """Drop the stage tables of a delta or iceberg topic's publishes that failed more
+    than a day ago (younger ones may belong to a concurrent publish still in flight,
+    older ones can no longer be claimed); returns their names. ``purge``: Iceberg's
+    stage tables, whose files a plain drop keeps."""
     prefix = stage_table_prefix(backing_identifier)
     rows = run_sql(f"show tables in {schema} like {sql_string_literal(prefix + '*')}")
     stale = stale_stage_tables([str(row[1]) for row in rows], prefix, int(time.time()))
     for name in stale:
-        run_sql(f"drop table if exists {schema}.{name}")
+        run_sql(f"drop table if exists {schema}.{name}{' purge' if purge else ''}")
     return stale
 
 

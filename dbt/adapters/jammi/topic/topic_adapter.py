@@ -19,7 +19,7 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
-from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG, StatementsMixin
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.topic.consumers import (
     CONSUMERS_TABLE,
@@ -39,6 +39,7 @@ from dbt.adapters.jammi.topic.metadata import (
     relation_key,
 )
 from dbt.adapters.jammi.topic.publish import (
+    TABLE_FORMATS,
     apply_retention,
     claim_offset,
     events_select_sql,
@@ -46,6 +47,7 @@ from dbt.adapters.jammi.topic.publish import (
 )
 from dbt.adapters.jammi.topic.registration import (
     apply_view,
+    check_catalog_service_format,
     check_name_free,
     check_unchanged,
     name_taken,
@@ -83,17 +85,26 @@ class TopicAdapterMixin(StatementsMixin):
         parquet: a fresh directory under the backing table's ``_staging/`` (readers list
         partitions from the metastore and never ``_`` folders), which becomes partition
         ``_offset=N`` when claimed; delta: a managed parquet table, dropped after the
-        commit. ``kind`` (directory or table) and ``target``."""
-        if topic["file_format"] == "delta":
-            remove_stale_stage_tables(self._run_sql, backing.schema, backing.identifier)
+        commit; iceberg: the same as an Iceberg table (a catalog service keeps no other
+        kind), purged after the commit. ``kind`` (directory or table), ``target`` and
+        ``using`` (the stage table's format)."""
+        if topic["file_format"] in TABLE_FORMATS:
+            using = "iceberg" if topic["file_format"] == "iceberg" else "parquet"
+            remove_stale_stage_tables(
+                self._run_sql, backing.schema, backing.identifier, purge=using == "iceberg"
+            )
             stage = f"{stage_table_prefix(backing.identifier)}{publish_id()}"
-            return {"kind": "table", "target": f"{backing.schema}.{stage}"}
+            return {"kind": "table", "target": f"{backing.schema}.{stage}", "using": using}
         removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
         if removed:
             logger.debug(
                 f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
             )
-        return {"kind": "directory", "target": self.topic_staging_location(backing)}
+        return {
+            "kind": "directory",
+            "target": self.topic_staging_location(backing),
+            "using": "parquet",
+        }
 
     def topic_staging_location(self, relation: Any) -> str:
         """A fresh directory under ``relation``'s ``_staging/`` (a staged batch or
@@ -138,7 +149,7 @@ class TopicAdapterMixin(StatementsMixin):
         self, backing: Any, topic: dict[str, Any], staging: dict[str, str], previous: Any = None
     ) -> dict[str, Any]:
         """The one step readers see: claim the next offset for the staged batch
-        (publish.claim_offset), then drop a delta stage table. ``offset``, and
+        (publish.claim_offset), then drop a stage table. ``offset``, and
         ``response``: the publish's run report, keeping what the model consumed
         (``previous``: its post-hook ran before the publish)."""
         columns = ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
@@ -146,7 +157,8 @@ class TopicAdapterMixin(StatementsMixin):
             self._run_sql, str(backing), staging["target"], topic["file_format"], columns
         )
         if staging["kind"] == "table":
-            self._run_sql(f"drop table if exists {staging['target']}")
+            purge = " purge" if staging.get("using") == "iceberg" else ""
+            self._run_sql(f"drop table if exists {staging['target']}{purge}")
             self._topic_metadata.forget("location", relation_key(staging["target"]))
         rows = self._run_sql(f"select count(*) from {backing} where _offset = {int(offset)}")
         response = run_report.publish_response(int(rows[0][0]), offset, previous)
@@ -206,7 +218,8 @@ class TopicAdapterMixin(StatementsMixin):
         """A schema's consumer-position table, created unless this invocation knows it."""
         consumers = self._consumers_relation(schema)
         if not self._topic_metadata.get("exists", relation_key(consumers)):
-            self._run_sql(create_consumers_sql(str(consumers)))
+            using = self._topic_registry_format()
+            self._run_sql(create_consumers_sql(str(consumers), using))
             self._topic_metadata.put(True, "exists", relation_key(consumers))
         return str(consumers)
 
@@ -301,10 +314,16 @@ class TopicAdapterMixin(StatementsMixin):
         changelog topic's, else the model's resolved format decides it."""
         registry = self._registry_relation(relation)
         subject, name = f"topic '{model_name}'", definition["name"]
-        check_name_free(self._run_sql, str(registry), name, subject, relation.schema)
         if stored_format is None:
             requested = self.resolve_file_format(requested_format, model_name)  # type: ignore[attr-defined]
             stored_format = topic_storage_format(requested)
+        registry_format = self._topic_registry_format()
+        check_catalog_service_format(
+            stored_format, registry_format, subject, self._default_catalog()
+        )
+        check_name_free(
+            self._run_sql, str(registry), name, subject, relation.schema, registry_format
+        )
         candidate = {
             **{key: definition[key] for key in ("topic_id", "name", "backing_table", "columns")},
             "file_format": stored_format,
@@ -313,13 +332,13 @@ class TopicAdapterMixin(StatementsMixin):
             "relation_name": relation.identifier,
         }
         backing = self.topic_backing_relation(relation, candidate)
-        staged = self.topic_staging_location(registry)
+        staged = self.topic_staging_location(registry) if registry_format == "parquet" else None
         won = register_first(self._run_sql, str(registry), str(backing), candidate, staged, subject)
         if won:
             self._remember_registration(registry, candidate)
             return candidate
         self._topic_metadata.forget("location", relation_key(backing))
-        if self._has_local_filesystem():
+        if staged is not None and self._has_local_filesystem():
             storage.remove(staged)
         winner = self.topic_registry_row(registry, "name", name)
         if winner is None:  # the claim was refused because a row of this name exists
@@ -366,6 +385,12 @@ class TopicAdapterMixin(StatementsMixin):
             identifier=topic["backing_table"],
             type="table",
         )
+
+    def _topic_registry_format(self) -> str:
+        """parquet (claims as metastore partitions) on the session catalog; iceberg
+        (claims by validated MERGEs) when the default catalog is a catalog service,
+        which keeps no partitions of its own."""
+        return "parquet" if self._default_catalog() == DEFAULT_CATALOG else "iceberg"
 
     def _registry_relation(self, relation: Any) -> Any:
         return self.Relation.create(  # type: ignore[attr-defined]

@@ -50,12 +50,13 @@ def check_format(definition: Mapping[str, Any], file_format: str) -> None:
 
 
 def check_catalog(definition: Mapping[str, Any], catalog: str) -> None:
-    """A changelog is a topic, whose offsets are partitions of the session catalog."""
+    """A changelog's topic publishes each version by attaching its staged events as a
+    partition of the session catalog (rules/changelog_iceberg.py on Iceberg)."""
     if catalog != DEFAULT_CATALOG:
         raise JammiValidationError(
             subject_of(definition),
-            f"changelog: true publishes to a topic, whose offsets are partitions of the "
-            f"session catalog, and the session's default catalog is '{catalog}' "
+            f"changelog: true publishes each version by attaching its events as a "
+            f"partition of the session catalog, and the session's default catalog is '{catalog}' "
             '(spark.sql.defaultCatalog; docs/formats.md, "An Iceberg catalog service"). '
             "Nothing was written.",
             "turn changelog off, or build this model from a session whose default "

@@ -23,7 +23,7 @@
   {%- if staging.kind == 'directory' -%}
   insert overwrite directory {{ adapter.sql_string(staging.target) }} using parquet
   {%- else -%}
-  create table {{ staging.target }} using parquet as
+  create table {{ staging.target }} using {{ staging.using }} as
   {%- endif %}
   {%- if parallel_row_index %}
   with numbered as (
