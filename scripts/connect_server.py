@@ -17,6 +17,7 @@ Both export JAMMI_CONNECT_URL (sc://127.0.0.1:<port>) to what they run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -28,8 +29,20 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/
+from iceberg_rest_catalog import (  # noqa: E402
+    URI_VARIABLE,
+    create_namespace,
+    rest_catalog_confs,
+    serving,
+)
 from lane_map import GATE_SLICES  # noqa: E402
-from spark_thrift_server import REPO_ROOT, ThriftServer, _port_open, server_command  # noqa: E402
+from spark_thrift_server import (  # noqa: E402
+    REPO_ROOT,
+    ThriftServer,
+    _port_open,
+    server_command,
+    server_format_jars,
+)
 
 from dbt.adapters.jammi.engine.jar_releases import connect_release, installed_pyspark_version
 
@@ -84,7 +97,14 @@ class ConnectServer(ThriftServer):
     def command(self, spark_home: Path) -> list[str]:
         """The Thrift server's command line (its state, confs and local master) with
         SparkConnectServer as the class and the Connect port."""
-        command = server_command(spark_home, self.state_dir, self.port)
+        command = server_command(
+            spark_home,
+            self.state_dir,
+            self.port,
+            self.format_jars,
+            table_format=self.table_format,
+            catalog_confs=self.catalog_confs,
+        )
         command = command[: command.index("spark-internal")]
         # errors only in its log (the adapter's own log4j2 settings): a server logging
         # every statement at INFO spends the lane's CPU on it
@@ -94,7 +114,12 @@ class ConnectServer(ThriftServer):
         command[options] += f" -Dlog4j2.configurationFile=file:{LOG_CONFIG}"
         command[command.index("--class") + 1] = CONNECT_SERVER_CLASS
         jar = connect_jars()
-        extra = ["--jars", jar] if jar else []
+        if "--jars" in command:  # one --jars (spark-submit keeps only the last one)
+            position = command.index("--jars") + 1
+            command[position] = ",".join(j for j in (command[position], jar) if j)
+            extra = []
+        else:
+            extra = ["--jars", jar] if jar else []
         return [
             *command,
             *extra,
@@ -159,6 +184,20 @@ def run_lane(
     return code
 
 
+def run_rest_races(env: dict[str, str]) -> int:
+    """CONNECT_RACE_TESTS on Iceberg over a Connect server whose default catalog is
+    Iceberg's REST catalog server: two dbt processes racing on one table or topic."""
+    command = [sys.executable, "-m", "pytest", *CONNECT_RACE_TESTS, "-q", "-rs",
+               "-p", "no:cacheprovider", "--durations=10"]  # fmt: skip
+    started = time.monotonic()
+    print(f"connect lane (Iceberg, REST catalog): {' '.join(command[:4])} ...", flush=True)
+    result = subprocess.call(
+        command, cwd=REPO_ROOT, env=dict(env, JAMMI_TEST_FILE_FORMAT="iceberg")
+    )
+    print(f"connect lane: exit {result} after {time.monotonic() - started:.0f}s", flush=True)
+    return result
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -169,6 +208,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     lane.add_argument("--marks", help="with --check: this marker expression instead")
     lane.add_argument("--gate", action="store_true", help="no build; the gate's Connect slice")
+    lane.add_argument(
+        "--iceberg-rest",
+        action="store_true",
+        help="no build; the process races on Iceberg with Iceberg's REST catalog server "
+        "(started here) as the server's default catalog",
+    )
     run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
     run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -176,7 +221,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     started = time.monotonic()
     state = Path(tempfile.mkdtemp(prefix="jammi-connect-"))
     server = ConnectServer(state_dir=state)
+    stack = contextlib.ExitStack()
     try:
+        if getattr(args, "iceberg_rest", False):
+            server.table_format, server.format_jars = "iceberg", server_format_jars("iceberg")
+            if not server.format_jars:
+                raise SystemExit("connect lane --iceberg-rest: no Iceberg jars (make jars)")
+            uri = stack.enter_context(serving(state / "rest"))
+            create_namespace(uri, "default")  # where the server opens each session
+            os.environ[URI_VARIABLE] = uri  # the tests' (tests/conftest.py rest_catalog_uri)
+            server.catalog_confs = rest_catalog_confs(uri)
+            print(f"Iceberg REST catalog server at {uri}", flush=True)
         server.start()
         print(f"Spark Connect server ready at {server.url} after "
               f"{time.monotonic() - started:.0f}s", flush=True)  # fmt: skip
@@ -186,9 +241,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             code = subprocess.call(command, env=env)
         else:
             marks = (args.marks or CHECK_MARKS) if args.check else None
-            code = run_lane(server, env, races=args.races, marks=marks, gate=args.gate)
+            if args.iceberg_rest:
+                code = run_rest_races(env)
+            else:
+                code = run_lane(server, env, races=args.races, marks=marks, gate=args.gate)
     finally:
         server.stop()
+        stack.close()
         shutil.rmtree(state, ignore_errors=True)
     print(f"connect lane: stopped; total {time.monotonic() - started:.0f}s", flush=True)
     return code

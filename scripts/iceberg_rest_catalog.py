@@ -22,6 +22,7 @@ PySpark's own jars.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,6 +152,22 @@ def _ready(uri: str) -> bool:
             return bool(answer.status == 200)
     except OSError:
         return False
+
+
+def create_namespace(uri: str, namespace: str) -> None:
+    """Create ``namespace`` in the catalog (Iceberg's REST protocol); one that exists is
+    left as it is. A Thrift or Connect server opens each session in ``default`` of its
+    default catalog, so a server whose default catalog is this one needs that namespace."""
+    body = json.dumps({"namespace": [namespace], "properties": {}}).encode()
+    request = urllib.request.Request(
+        uri + "v1/namespaces", data=body, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10):
+            return
+    except urllib.error.HTTPError as error:
+        if error.code != 409:  # 409: it exists
+            raise
 
 
 @contextlib.contextmanager

@@ -68,12 +68,14 @@ def server_command(
     format_jars: Optional[str] = None,
     cluster_confs: Optional[dict[str, str]] = None,
     table_format: Optional[str] = None,
+    catalog_confs: Optional[dict[str, str]] = None,
 ) -> list[str]:
     """spark-submit of HiveThriftServer2, state confined to `state`: in local mode, or
     with ``cluster_confs`` (StandaloneCluster.application_confs) as the driver of an
     application on a standalone cluster; with ``table_format`` (delta or iceberg) and its
     ``format_jars`` (comma-separated), that format is spark_catalog's on the server's
-    session (and its jars are shipped to the executors)."""
+    session (and its jars are shipped to the executors); ``catalog_confs``: more catalog
+    settings after those (an Iceberg catalog service as the default catalog)."""
     metastore = state / "metastore_db"
     confs = {
         "spark.master": os.environ.get("JAMMI_THRIFT_MASTER", "local[2]"),
@@ -102,6 +104,7 @@ def server_command(
         # threads, whose class loader does not see `--jars` (NoClassDefFoundError on
         # the format's classes otherwise).
         confs["spark.driver.extraClassPath"] = format_jars.replace(",", os.pathsep)
+    confs.update(catalog_confs or {})
     command = [
         str(spark_home / "bin" / "spark-submit"),
         "--driver-memory",
@@ -157,6 +160,7 @@ class ThriftServer:
     table_format: Optional[str] = None  # delta or iceberg, with format_jars; None: parquet
     format_jars: Optional[str] = None
     cluster_confs: Optional[dict[str, str]] = None
+    catalog_confs: Optional[dict[str, str]] = None  # e.g. a REST catalog as the default
 
     @property
     def log_path(self) -> Path:
@@ -210,6 +214,7 @@ class ThriftServer:
             self.format_jars,
             self.cluster_confs,
             self.table_format,
+            self.catalog_confs,
         )
 
     def answers(self) -> bool:
@@ -277,9 +282,10 @@ def running_thrift_server(
     table_format: Optional[str] = None,
     format_jars: Optional[str] = None,
     cluster: Optional[StandaloneCluster] = None,
+    catalog_confs: Optional[dict[str, str]] = None,
 ) -> Iterator[ThriftServer]:
     """A started server for the duration of the block (on ``cluster`` when given, else
-    in local mode); state removed afterwards."""
+    in local mode); state removed afterwards. ``catalog_confs``: ThriftServer's."""
     own_dir = state_dir is None
     directory = Path(tempfile.mkdtemp(prefix="jammi-thrift-")) if own_dir else Path(state_dir)
     server = ThriftServer(
@@ -287,6 +293,7 @@ def running_thrift_server(
         table_format=table_format,
         format_jars=format_jars,
         cluster_confs=cluster.application_confs() if cluster else None,
+        catalog_confs=catalog_confs,
     )
     try:
         server.start()

@@ -25,6 +25,12 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/
+from iceberg_rest_catalog import (  # noqa: E402
+    URI_VARIABLE,
+    create_namespace,
+    rest_catalog_confs,
+    serving,
+)
 from lane_map import GATE_SLICE_ENV, GATE_SLICES  # noqa: E402
 from spark_cluster import running_cluster  # noqa: E402
 from spark_thrift_server import (  # noqa: E402
@@ -63,6 +69,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             action="store_true",
             help="the server in local mode (one JVM) instead of as the driver of an "
             "application on a standalone cluster (a master and two workers on loopback)",
+        )
+        cmd.add_argument(
+            "--rest",
+            action="store_true",
+            help="with --iceberg: Iceberg's REST catalog server (started here, over a JDBC "
+            "catalog) as the server's default catalog, as production catalog services are",
         )
     lane.add_argument(
         "--all",
@@ -123,7 +135,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             )
             required = os.environ.get(f"JAMMI_{table_format.upper()}_REQUIRED") == "1"
             return 1 if required else 0
+    if args.rest and table_format != "iceberg":
+        parser.error("--rest needs --iceberg")
     with contextlib.ExitStack() as stack:
+        catalog_confs = None
+        if args.rest:
+            rest_dir = Path(tempfile.mkdtemp(prefix="jammi-rest-"))
+            stack.callback(shutil.rmtree, rest_dir, ignore_errors=True)
+            uri = stack.enter_context(serving(rest_dir))
+            create_namespace(uri, "default")  # where the server opens each session
+            os.environ[URI_VARIABLE] = uri  # the tests' (tests/conftest.py rest_catalog_uri)
+            catalog_confs = rest_catalog_confs(uri)
+            print(f"Iceberg REST catalog server at {uri}", flush=True)
         cluster = None
         if not args.local:
             cluster_dir = Path(tempfile.mkdtemp(prefix="jammi-cluster-"))
@@ -135,7 +158,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                 flush=True,
             )
         with running_thrift_server(
-            table_format=table_format, format_jars=format_jars, cluster=cluster
+            table_format=table_format,
+            format_jars=format_jars,
+            cluster=cluster,
+            catalog_confs=catalog_confs,
         ) as server:
             print(
                 f"Spark Thrift Server ready on {server.host}:{server.port} "

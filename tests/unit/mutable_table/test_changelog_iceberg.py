@@ -142,6 +142,6 @@ def test_a_changelog_is_refused_when_the_default_catalog_is_not_the_session_cata
     with pytest.raises(JammiValidationError) as raised:
         changelog_phases.check_catalog(logged(), "jammi_rest")
     message = str(raised.value)
-    assert "mutable_table 'accounts': changelog: true publishes each version by attaching" in message
+    assert "'accounts': changelog: true publishes each version by attaching" in message
     assert "default catalog is 'jammi_rest'" in message and "Nothing was written" in message
     assert "Fix: turn changelog off" in message
