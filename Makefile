@@ -99,10 +99,12 @@ thrift-lane: $(STAMP)
 # the spark-connect artifact `make jars` fetches), integration_project with --target
 # connect, then a slice of the feature tests and the Python model tests with method:
 # connect (CONNECT_LANE_TESTS in scripts/connect_server.py), and two dbt processes racing
-# over Connect (CONNECT_RACE_TESTS); docs/connecting.md.
+# over Connect (CONNECT_RACE_TESTS); then those races on Iceberg, on a Connect server whose
+# default catalog is Iceberg's REST catalog server (--iceberg-rest); docs/connecting.md.
 connect-lane: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/connect_server.py lane --races
+	@$(BIN)/python scripts/connect_server.py lane --iceberg-rest
 
 # A Thrift server with Delta Lake (jars: JAMMI_DELTA_JARS, else .jars/ from `make jars`): the
 # tests only a Delta server can show (DELTA_LANE_TESTS in scripts/thrift_server.py),
@@ -113,10 +115,12 @@ thrift-delta-lane: jars
 
 # A Thrift server (local mode) with Iceberg's SparkSessionCatalog (jars: JAMMI_ICEBERG_JARS,
 # else .jars/ from `make jars`): two dbt processes racing on Iceberg tables and topics
-# (ICEBERG_LANE_TESTS in scripts/thrift_lane.py); part of `make test`.
+# (ICEBERG_LANE_TESTS in scripts/thrift_lane.py); then the same races on a server whose
+# default catalog is Iceberg's REST catalog server (--rest).
 thrift-iceberg-lane: jars
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py lane --iceberg --local
+	@$(BIN)/python scripts/thrift_server.py lane --iceberg --rest --local
 
 # Every feature test and the integration project on the Delta server (about 50 minutes
 # on 2 cores; not in `make test`, which runs DELTA_LANE_TESTS in scripts/thrift_server.py).

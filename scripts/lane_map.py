@@ -153,7 +153,8 @@ MUTABLE_LANES = ("functional", "delta-lane", "iceberg-lane")
 MERGE_LANES = ("delta-lane", "iceberg-lane", "thrift-delta-lane", "thrift-iceberg-lane")
 REWRITE_LANES = ("functional", "crash-lane", "cluster-fault-lane", "thrift-lane")
 REMOTE_LANES = ("thrift-lane", "connect-lane")
-TOPIC_LANES = (*MUTABLE_LANES, "thrift-lane", "cluster-fault-lane")
+# thrift-iceberg-lane and connect-lane race publishes on Iceberg over a REST catalog.
+TOPIC_LANES = (*MUTABLE_LANES, "thrift-lane", "cluster-fault-lane", "thrift-iceberg-lane")
 JAR_LANES = (
     "delta-lane",
     "iceberg-lane",
@@ -181,11 +182,17 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts/iceberg_probe.py", ("iceberg-lane", "thrift-iceberg-lane")),
     ("scripts/delta_lane.py", ("delta-lane",)),
     ("scripts/iceberg_lane.py", ("iceberg-lane",)),
-    ("scripts/iceberg_rest_catalog.py", ("iceberg-lane",)),
+    ("scripts/iceberg_rest_catalog.py", ("iceberg-lane", "thrift-iceberg-lane", "connect-lane")),
     ("scripts/connect_server.py", ("connect-lane", "spark4-check")),
     ("scripts/spark_cluster.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
-    ("scripts/spark_thrift_server.py", ("thrift-lane", "thrift-delta-lane", "connect-lane")),
-    ("scripts/thrift_server.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
+    (
+        "scripts/spark_thrift_server.py",
+        ("thrift-lane", "thrift-delta-lane", "thrift-iceberg-lane", "connect-lane"),
+    ),
+    (
+        "scripts/thrift_server.py",
+        ("thrift-lane", "thrift-delta-lane", "thrift-iceberg-lane", "cluster-fault-lane"),
+    ),
     ("scripts/thrift_lane.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
     ("scripts/docs_lineage_check.py", ("checks",)),
     ("scripts/browser/*", ("checks",)),

@@ -3,8 +3,7 @@ slice, scripts/iceberg_lane.py --rest; docs/formats.md, "An Iceberg catalog serv
 `file_format: auto` builds Iceberg tables there, dbt's schema drop empties the namespace
 first (a REST catalog drops only empty ones), a topic publishes and is consumed in Iceberg
 tables (its claims are the registry's and the backing table's validated MERGEs), and a
-changelog is refused before anything is written (it attaches partitions of the session
-catalog)."""
+changelog publishes each committed version once into an Iceberg topic."""
 
 import pytest
 from dbt.tests.util import run_dbt
@@ -43,7 +42,9 @@ select 1 as order_id
 
 LOGGED = """
 {{ config(materialized='mutable_table', primary_key=['id'], changelog=true) }}
-select 1 as id
+{% for id in var('ids', [1]) %}
+select {{ id }} as id, 'v' as label {{ 'union all' if not loop.last }}
+{% endfor %}
 """
 
 
@@ -124,17 +125,21 @@ class TestIcebergCatalogService:
         )
         assert registered[0] == 0
 
-    def test_a_changelog_is_refused_before_anything_is_written(self, project):
-        # a changelog is a topic (rules/changelog_phases.py check_catalog)
-        before = tables(project, project.test_schema)
-        results = run_dbt(["run", "--select", "logged"], expect_pass=False)
-        message = results.results[0].message
-        assert (
-            "mutable_table 'logged': changelog: true publishes each version by attaching" in message
+    def test_a_changelog_publishes_each_committed_version_once(self, project):
+        schema = project.test_schema
+        run_dbt(["run", "--select", "logged", "--vars", "{ids: [1, 2]}"])
+        run_dbt(["run", "--select", "logged", "--vars", "{ids: [2, 3]}"])  # 2 is unchanged
+        run_dbt(["run", "--select", "logged", "--vars", "{ids: [2, 3]}"])  # changes nothing
+        backing = project.run_sql(
+            f"select backing_table from {schema}.topics where relation_name = 'logged'",
+            fetch="one",
+        )[0]
+        assert provider(project, backing) == "iceberg"
+        events = project.run_sql(
+            f"select _offset, change_kind, id from {schema}.{backing} order by 1, 3",
+            fetch="all",
         )
-        assert "default catalog is 'jammi_rest'" in message
-        assert "Fix: turn changelog off" in message
-        assert tables(project, project.test_schema) == before
+        assert [tuple(r) for r in events] == [(1, "insert", 1), (1, "insert", 2), (2, "insert", 3)]
 
     def test_dropping_the_schema_drops_its_tables_first(self, project):
         run_dbt(["run", "--select", "items", "plain"])

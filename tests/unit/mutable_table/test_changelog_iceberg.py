@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_phases
 from tests.unit.mutable_table.test_changelog_phases import RELATION, Engine, definition
@@ -137,11 +136,43 @@ def test_a_repair_before_the_plan_publishes_what_a_stopped_run_committed():
     )
 
 
-def test_a_changelog_is_refused_when_the_default_catalog_is_not_the_session_catalog():
-    changelog_phases.check_catalog(logged(), "spark_catalog")
-    with pytest.raises(JammiValidationError) as raised:
-        changelog_phases.check_catalog(logged(), "jammi_rest")
-    message = str(raised.value)
-    assert "'accounts': changelog: true publishes each version by attaching" in message
-    assert "default catalog is 'jammi_rest'" in message and "Nothing was written" in message
-    assert "Fix: turn changelog off" in message
+def iceberg_topic_logged() -> dict:
+    topic = dict(TOPIC, file_format="iceberg", columns=["_row_idx", "_produced_at", "id"])
+    return {**definition(), "changelog_topic": topic}
+
+
+def test_an_iceberg_topic_stores_each_version_it_lacks_by_one_merge_in_order():
+    engine = Engine(
+        {COMMITTED: [(3, "d3"), (1, "d1"), (2, "d2")], "select coalesce(max(_offset)": [(1,)]}
+    )
+    assert changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts") == [2, 3]
+    merges = [s for s in engine.statements if s.startswith("merge into")]
+    assert [m.split("cast(")[1].split(" as")[0] for m in merges] == ["2", "3"]
+    assert "from parquet.`d2` staged) source on target._offset = 2" in merges[0]
+    assert not any(s.startswith(("show partitions", "alter table")) for s in engine.statements)
+
+
+def test_an_iceberg_version_another_run_stored_first_is_not_stored_again():
+    taken = RuntimeError("SparkRuntimeException: jammi: topic offset already claimed: 2")
+    conflict = RuntimeError("ValidationException: Found conflicting files that can contain")
+    answers = {COMMITTED: [(2, "d2")], "select coalesce(max(_offset)": [(1,)]}
+    engine = Engine({**answers, "merge into": taken})
+    assert changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts") == []
+
+    class ConflictThenTaken(Engine):
+        def __call__(self, sql):
+            if sql.startswith("merge into"):
+                self.statements.append(sql)
+                raise conflict if len(self.statements) < 4 else taken
+            return super().__call__(sql)
+
+    engine = ConflictThenTaken(answers)
+    assert changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts") == []
+    assert sum(s.startswith("merge into") for s in engine.statements) == 2
+
+
+def test_other_errors_of_an_iceberg_version_store_are_raised():
+    answers = {COMMITTED: [(1, "d1")], "select coalesce(max(_offset)": [(0,)]}
+    engine = Engine({**answers, "merge into": RuntimeError("[PATH_NOT_FOUND] d1")})
+    with pytest.raises(RuntimeError, match="PATH_NOT_FOUND"):
+        changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts")

@@ -19,10 +19,15 @@ id the CREATE records as the table property ``CREATED_BY_PROPERTY``, so it count
 when that CREATE committed. The fast-forward is refused whenever another run committed
 after the branch was made, so the committed offsets are 1, 2, 3, ... with none repeated.
 
-Publishing attaches each committed row's staged directory as the topic's partition
-``_offset = n`` in offset order: after the commit, and before every plan (what a run
-killed between its commit and its publish left). The metastore admits one partition per
-offset, so each version is published once.
+Publishing stores each committed row's staged events as the topic's offset ``n``, in
+offset order: after the commit, and before every plan (what a run killed between its
+commit and its publish left). On a parquet topic the staged directory is attached as the
+partition ``_offset = n``, and the metastore admits one partition per offset. On an
+Iceberg topic (the topic of an Iceberg table; the only kind an Iceberg catalog service
+keeps) one MERGE stores the staged events as ``n`` unless rows of ``n`` exist, validated
+under serializable isolation (topic/publish.py ``iceberg_publish_sql``): of two
+publishes of ``n`` one commits and the other finds ``n`` stored. Either way each version
+is published once.
 
 A row counts while its snapshot is in the table's history, which ``expire_snapshots``
 empties: that combination is refused (mutable_table/iceberg_support.py).
@@ -36,9 +41,14 @@ from typing import Any, Callable, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG, committed_tags_sql
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
-from dbt.adapters.jammi.topic.publish import offsets_from_partitions
+from dbt.adapters.jammi.topic.publish import (
+    OFFSET_TAKEN,
+    iceberg_publish_sql,
+    offsets_from_partitions,
+)
 from dbt.adapters.jammi.topic.registration import is_not_found
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
@@ -148,6 +158,8 @@ def publish(run_sql: RunSql, definition: Mapping[str, Any], relation: str) -> li
     committed = _committed(run_sql, relation, topic.get("created_tag"))
     if not committed:
         return []
+    if topic["file_format"] == "iceberg":
+        return _store_versions(run_sql, topic, committed)
     published = set(offsets_from_partitions(run_sql(f"show partitions {topic['backing']}")))
     attached = []
     for offset, staged in committed:
@@ -158,6 +170,52 @@ def publish(run_sql: RunSql, definition: Mapping[str, Any], relation: str) -> li
         else:
             _check_attached_here(run_sql, definition, offset, staged)
     return attached
+
+
+def _store_versions(
+    run_sql: RunSql, topic: Mapping[str, Any], committed: Sequence[tuple[int, str]]
+) -> list[int]:
+    """An Iceberg topic: store every committed version above its newest offset, in
+    order (versions are published in offset order, so the newest stored one says which
+    are published). The offsets this call stored."""
+    backing = topic["backing"]
+    newest = int(run_sql(f"select coalesce(max(_offset), 0) from {backing}")[0][0])
+    stored = []
+    for offset, staged in committed:
+        if offset > newest and store_version(run_sql, backing, topic["columns"], offset, staged):
+            stored.append(offset)
+    return stored
+
+
+def store_version(
+    run_sql: RunSql,
+    backing: str,
+    columns: Sequence[str],
+    offset: int,
+    staged: str,
+    attempts: int = changelog.MAX_PUBLISH_ATTEMPTS,
+) -> bool:
+    """Store the events staged in ``staged`` as offset ``offset`` of an Iceberg topic;
+    False if it was already stored (by another run repairing it). A commit refused by
+    a concurrent one is tried again, and then either commits or finds it stored."""
+    source = f"parquet.`{staged}`"
+    last = ""
+    for _ in range(attempts):
+        try:
+            run_sql(iceberg_publish_sql(backing, source, columns, offset))
+            return True
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            message = str(exc)
+            if OFFSET_TAKEN in message:
+                return False
+            if not is_commit_conflict(message):
+                raise
+            last = message.splitlines()[0]
+    raise changelog.ChangelogPublishError(
+        f"changelog topic {backing}",
+        f"version {offset} kept meeting concurrent commits ({last})",
+        "re-run the model: the next run publishes every committed version it lacks",
+    )
 
 
 def partition_location(rows: Sequence[Sequence[Any]]) -> Optional[str]:

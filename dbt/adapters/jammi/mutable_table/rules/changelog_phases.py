@@ -21,7 +21,6 @@ from typing import Any, Callable, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_sql
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.publish import offsets_from_partitions
@@ -46,21 +45,6 @@ def check_format(definition: Mapping[str, Any], file_format: str) -> None:
             f"changelog: true needs file_format delta, iceberg, parquet or orc ({file_format} "
             "keeps no change history dbt-jammi can read). Nothing was written.",
             "use one of those formats, or turn changelog off",
-        )
-
-
-def check_catalog(definition: Mapping[str, Any], catalog: str) -> None:
-    """A changelog's topic publishes each version by attaching its staged events as a
-    partition of the session catalog (rules/changelog_iceberg.py on Iceberg)."""
-    if catalog != DEFAULT_CATALOG:
-        raise JammiValidationError(
-            subject_of(definition),
-            f"changelog: true publishes each version by attaching its events as a "
-            f"partition of the session catalog, and the session's default catalog is '{catalog}' "
-            '(spark.sql.defaultCatalog; docs/formats.md, "An Iceberg catalog service"). '
-            "Nothing was written.",
-            "turn changelog off, or build this model from a session whose default "
-            "catalog is spark_catalog",
         )
 
 

@@ -32,6 +32,7 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     expire_definition,
     ttl_cutoff_ms,
 )
+from dbt.adapters.jammi.topic.registry_sql import stored_columns
 from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
 logger = AdapterLogger("Jammi")
@@ -281,8 +282,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         created anew while its changelog holds an earlier table's events. ``topic``: the
         table's registered changelog topic, or None; ``writes``: whether preparing it
         writes (changelog_phases.preparation_writes)."""
-        if definition.get("changelog"):
-            changelog_phases.check_catalog(definition, self._default_catalog())
         return changelog_phases.check(
             self._run_sql,
             definition,
@@ -328,7 +327,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             candidate = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
             topic = self.topic_registration(relation)
             if topic is None:
-                stored = "delta" if file_format == "delta" else "parquet"
+                stored = file_format if file_format in ("delta", "iceberg") else "parquet"
                 topic = self._register_first(
                     relation, candidate, definition["table_id"], stored_format=stored
                 )
@@ -341,6 +340,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             "location": None if delta else self.topic_table_location(backing),
             "file_format": topic["file_format"],
             "since": since,
+            "columns": stored_columns(topic),
         }
         if file_format == "iceberg":
             # the first version's records count when the CREATE that records this tag
