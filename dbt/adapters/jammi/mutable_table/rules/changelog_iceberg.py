@@ -35,6 +35,7 @@ empties: that combination is refused (mutable_table/iceberg_support.py).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
@@ -197,20 +198,28 @@ def store_version(
 ) -> bool:
     """Store the events staged in ``staged`` as offset ``offset`` of an Iceberg topic;
     False if it was already stored (by another run repairing it). A commit refused by
-    a concurrent one is tried again, and then either commits or finds it stored."""
-    source = f"parquet.`{staged}`"
-    last = ""
-    for _ in range(attempts):
-        try:
-            run_sql(iceberg_publish_sql(backing, source, columns, offset))
-            return True
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            message = str(exc)
-            if OFFSET_TAKEN in message:
-                return False
-            if not is_commit_conflict(message):
-                raise
-            last = message.splitlines()[0]
+    a concurrent one is tried again, and then either commits or finds it stored. The
+    staged files are read through a temporary view: ``parquet.`<dir>` `` resolves only
+    in the session catalog, and an Iceberg catalog service may be the default one."""
+    source = f"jammi_changelog_{int(offset)}_{uuid.uuid4().hex[:12]}"
+    run_sql(
+        f"create temporary view {source} using parquet options (path {sql_string_literal(staged)})"
+    )
+    try:
+        last = ""
+        for _ in range(attempts):
+            try:
+                run_sql(iceberg_publish_sql(backing, source, columns, offset))
+                return True
+            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+                message = str(exc)
+                if OFFSET_TAKEN in message:
+                    return False
+                if not is_commit_conflict(message):
+                    raise
+                last = message.splitlines()[0]
+    finally:
+        run_sql(f"drop view if exists {source}")
     raise changelog.ChangelogPublishError(
         f"changelog topic {backing}",
         f"version {offset} kept meeting concurrent commits ({last})",
