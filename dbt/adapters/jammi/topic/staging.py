@@ -128,6 +128,17 @@ def remove_stale_stage_tables(
     return stale
 
 
+def prepare_stage_table(run_sql: RunSql, backing: Any, file_format: str) -> dict[str, str]:
+    """A delta or iceberg publish's stage table, after dropping the stale ones: parquet
+    for delta (dropped after the commit), an Iceberg table for iceberg (a catalog
+    service keeps no other kind; purged after the commit, as a plain drop keeps its
+    files). ``kind``, ``target`` and ``using``, as ``topic_prepare_staging`` returns."""
+    using = "iceberg" if file_format == "iceberg" else "parquet"
+    remove_stale_stage_tables(run_sql, backing.schema, backing.identifier, purge=using == "iceberg")
+    stage = f"{stage_table_prefix(backing.identifier)}{publish_id()}"
+    return {"kind": "table", "target": f"{backing.schema}.{stage}", "using": using}
+
+
 def remove_stale_staging_dirs(schema: str, backing_identifier: str, location: str) -> list[str]:
     """Remove the abandoned staged directories under a parquet topic's ``_staging/``
     (the partition locations are asked for only when something is old enough); returns

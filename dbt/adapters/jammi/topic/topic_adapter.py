@@ -62,10 +62,9 @@ from dbt.adapters.jammi.topic.registry_sql import (
 )
 from dbt.adapters.jammi.topic.row_index import is_small_batch
 from dbt.adapters.jammi.topic.staging import (
+    prepare_stage_table,
     publish_id,
-    remove_stale_stage_tables,
     remove_stale_staging_dirs,
-    stage_table_prefix,
 )
 
 logger = AdapterLogger("Jammi")
@@ -84,17 +83,10 @@ class TopicAdapterMixin(StatementsMixin):
         there more than a day ago (topic/staging.py says why that is provably abandoned).
         parquet: a fresh directory under the backing table's ``_staging/`` (readers list
         partitions from the metastore and never ``_`` folders), which becomes partition
-        ``_offset=N`` when claimed; delta: a managed parquet table, dropped after the
-        commit; iceberg: the same as an Iceberg table (a catalog service keeps no other
-        kind), purged after the commit. ``kind`` (directory or table), ``target`` and
-        ``using`` (the stage table's format)."""
+        ``_offset=N`` when claimed; delta and iceberg: a stage table
+        (staging.prepare_stage_table). ``kind`` (directory or table), ``target``, ``using``."""
         if topic["file_format"] in TABLE_FORMATS:
-            using = "iceberg" if topic["file_format"] == "iceberg" else "parquet"
-            remove_stale_stage_tables(
-                self._run_sql, backing.schema, backing.identifier, purge=using == "iceberg"
-            )
-            stage = f"{stage_table_prefix(backing.identifier)}{publish_id()}"
-            return {"kind": "table", "target": f"{backing.schema}.{stage}", "using": using}
+            return prepare_stage_table(self._run_sql, backing, topic["file_format"])
         removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
         if removed:
             logger.debug(
