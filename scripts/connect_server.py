@@ -63,6 +63,9 @@ CONNECT_LANE_TESTS = (
 # mutable_table or topic over Connect (tests/process/harness.py reads through a remote
 # session there): one commits, the other re-plans or fails clearly, 0 lost updates.
 CONNECT_RACE_TESTS = ("tests/process/test_thrift_races.py",)
+# `lane --iceberg-rest`: those races and an identity column's on Iceberg, the server's
+# default catalog Iceberg's REST catalog server.
+CONNECT_REST_RACE_TESTS = (*CONNECT_RACE_TESTS, "tests/process/test_identity_races.py")
 # `lane --check` (make spark4-connect-check, in spark4-check): Spark 4's Connect server
 # runs what has a Spark-4-specific path; make connect-lane runs the rest on Spark 3.5,
 # and the nightly spark4-lane runs the whole lane on Spark 4.
@@ -185,9 +188,9 @@ def run_lane(
 
 
 def run_rest_races(env: dict[str, str]) -> int:
-    """CONNECT_RACE_TESTS on Iceberg over a Connect server whose default catalog is
-    Iceberg's REST catalog server: two dbt processes racing on one table or topic."""
-    command = [sys.executable, "-m", "pytest", *CONNECT_RACE_TESTS, "-q", "-rs",
+    """CONNECT_REST_RACE_TESTS over a Connect server whose default catalog is Iceberg's
+    REST catalog server: two dbt processes racing on one table, topic or identity column."""
+    command = [sys.executable, "-m", "pytest", *CONNECT_REST_RACE_TESTS, "-q", "-rs",
                "-p", "no:cacheprovider", "--durations=10"]  # fmt: skip
     started = time.monotonic()
     print(f"connect lane (Iceberg, REST catalog): {' '.join(command[:4])} ...", flush=True)

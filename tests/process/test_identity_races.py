@@ -6,7 +6,8 @@ number, a number once handed out never comes back for another key (the round's f
 writer also deletes the highest numbered key), and a run that reports success has all
 its rows in the table.
 
-Runs in the thrift lanes (JAMMI_THRIFT_HOST/PORT); skipped elsewhere.
+Runs in the thrift lanes (JAMMI_THRIFT_HOST/PORT) and over Connect on Iceberg with a REST
+catalog (scripts/connect_server.py lane --iceberg-rest); skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.process.harness import (
-    THRIFT_ONLY,
+    SERVER_RACES,
     first_line,
     is_clear_failure,
     report,
@@ -26,7 +27,7 @@ from tests.process.harness import (
     thrift_project,
 )
 
-pytestmark = THRIFT_ONLY
+pytestmark = SERVER_RACES
 
 FORMAT = os.environ.get("JAMMI_TEST_FILE_FORMAT", "parquet")
 ROUNDS = 3 if FORMAT == "parquet" else 2
