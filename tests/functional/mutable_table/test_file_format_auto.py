@@ -1,7 +1,7 @@
 """`file_format: auto` (the default) on a session with Delta Lake: mutable tables, their
 scd2 history and topics are created as Delta tables and work there (the delta lane). On
-a session whose catalog is Iceberg's and without Delta (the iceberg lane) mutable tables
-and scd2 histories are Iceberg tables and topics parquet ones (topic/registration.py).
+a session whose catalog is Iceberg's and without Delta (the iceberg lane) mutable tables,
+scd2 histories and topics are Iceberg tables (topic/registration.py).
 On a session with neither, `auto` is parquet, which the default lane covers."""
 
 import pytest
@@ -13,9 +13,8 @@ from tests.functional.topic.fixtures import CDC_ORDERS_SQL, DELETED_ORDERS_SQL, 
 pytestmark = pytest.mark.skipif(
     file_format() not in ("delta", "iceberg"), reason="needs Delta Lake or Iceberg (their lanes)"
 )
-# what `auto` picks on the lane's session, and what a topic is stored as there
+# what `auto` picks on the lane's session, for tables and topics alike
 PICKED = file_format()
-TOPIC_FORMAT = "delta" if PICKED == "delta" else "parquet"
 
 # no file_format anywhere: every model below is `auto`
 ITEMS = """
@@ -74,7 +73,7 @@ class TestFileFormatAuto:
                 ["run", "--select", "cdc_orders", "deleted_orders", "--vars", f"{{batch: {batch}}}"]
             )
         _, _, backing = registration(schema)
-        assert provider(project, backing) == TOPIC_FORMAT
+        assert provider(project, backing) == PICKED
         deleted = rows(
             project,
             f"select event_offset, order_id from {schema}.deleted_orders order by 1, 2",
