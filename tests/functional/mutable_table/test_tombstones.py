@@ -7,7 +7,6 @@ and --full-refresh keep them consistent with the rows. Runs on the lane's format
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.conftest import rest_catalog_uri
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     location,
@@ -189,11 +188,6 @@ class TestTombstones(MutableProjectBase):
 
     # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
     @pytest.mark.connection_agnostic
-    @pytest.mark.skipif(
-        bool(rest_catalog_uri()),
-        reason="a changelog is a topic, refused on a REST default catalog "
-        "(test_iceberg_catalog_service.py)",
-    )
     def test_changelog_publishes_nothing_for_an_ignored_change(self, project):
         run(project, "logged", {"logged_rows": [[1, "one", 1, ""]]})
         run(project, "logged", {"logged_rows": [[1, "", 3, "d"]]})

@@ -10,7 +10,6 @@ import os
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from tests.conftest import rest_catalog_uri
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     leftovers,
@@ -101,11 +100,8 @@ def operation(name: str, args: str, expect_pass: bool = True) -> str:
 class TestVersionsWalkthrough(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self, fmt):
-        # a changelog is a topic, refused where the default catalog is a REST catalog
-        # (test_iceberg_catalog_service.py): its walkthrough runs without one there
-        orders = ORDERS.replace(", changelog=true", "") if rest_catalog_uri() else ORDERS
         return {
-            "orders.sql": orders,
+            "orders.sql": ORDERS,
             "orders_as_of.sql": AS_OF,
             "plain.sql": PLAIN,
             "prices.sql": PRICES,
@@ -149,20 +145,19 @@ class TestVersionsWalkthrough(MutableProjectBase):
         else:
             assert rolled_back > bad
         # with changelog: true the rollback publishes its diff as its own version
-        if not rest_catalog_uri():
-            (backing,) = rows(
-                project,
-                f"select backing_table from {project.test_schema}.topics "
-                "where relation_name = 'orders'",
-            )[0]
-            published = rows(
-                project,
-                f"select _offset, change_kind, count(*) from {project.test_schema}.{backing} "
-                "group by 1, 2 order by 1, 2",
-            )
-            # iceberg numbers its changelog versions itself: the rollback's is the newest
-            last = max(o for o, _, _ in published) if fmt == "iceberg" else rolled_back
-            assert [(kind, n) for offset, kind, n in published if offset == last] == [("update", 3)]
+        (backing,) = rows(
+            project,
+            f"select backing_table from {project.test_schema}.topics "
+            "where relation_name = 'orders'",
+        )[0]
+        published = rows(
+            project,
+            f"select _offset, change_kind, count(*) from {project.test_schema}.{backing} "
+            "group by 1, 2 order by 1, 2",
+        )
+        # iceberg numbers its changelog versions itself: the rollback's is the newest
+        last = max(o for o, _, _ in published) if fmt == "iceberg" else rolled_back
+        assert [(kind, n) for offset, kind, n in published if offset == last] == [("update", 3)]
         # history is never rewritten: the bad version can still be read
         run(project, "orders_as_of", {"as_of": bad})
         assert [r[1] for r in table_rows(project, "orders_as_of", "id, status")] == ["lost"] * 3
