@@ -198,7 +198,7 @@ def check_catalog_service_format(
             subject,
             f"file_format '{stored_format}' on a session whose default catalog is "
             f"'{catalog}': an Iceberg catalog service keeps Iceberg tables only "
-            '(docs/formats.md, "An Iceberg catalog service"). Nothing was written.',
+            '(docs/formats.md, "An Iceberg catalog service"). Nothing of the topic was written.',
             "set file_format: iceberg or auto (or leave it unset)",
         )
 

@@ -306,15 +306,16 @@ class TopicAdapterMixin(StatementsMixin):
         changelog topic's, else the model's resolved format decides it."""
         registry = self._registry_relation(relation)
         subject, name = f"topic '{model_name}'", definition["name"]
+        registry_format = self._topic_registry_format()
+        check_name_free(
+            self._run_sql, str(registry), name, subject, relation.schema, registry_format
+        )
         if stored_format is None:
             requested = self.resolve_file_format(requested_format, model_name)  # type: ignore[attr-defined]
             stored_format = topic_storage_format(requested)
-        registry_format = self._topic_registry_format()
+        # before the backing table: only the (empty) registry may exist yet
         check_catalog_service_format(
             stored_format, registry_format, subject, self._default_catalog()
-        )
-        check_name_free(
-            self._run_sql, str(registry), name, subject, relation.schema, registry_format
         )
         candidate = {
             **{key: definition[key] for key in ("topic_id", "name", "backing_table", "columns")},
