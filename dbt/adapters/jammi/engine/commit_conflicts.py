@@ -5,6 +5,8 @@ claim (topic/publish.py), a changelog's publish (mutable_table/rules/changelog.p
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 # Delta's conflict exceptions, by class name and by error class (Delta 3.x / 4.x).
 DELTA_CONFLICT_MARKERS = (
     "ConcurrentAppendException",
@@ -35,3 +37,25 @@ ICEBERG_CONFLICT_MARKERS = (
 
 def is_commit_conflict(message: str) -> bool:
     return any(marker in message for marker in (*DELTA_CONFLICT_MARKERS, *ICEBERG_CONFLICT_MARKERS))
+
+
+def run_claim(
+    run_sql: Callable[[str], object], statement: str, taken: str, attempts: int
+) -> tuple[Optional[bool], str]:
+    """Run a claim (an Iceberg MERGE whose matched clause raises ``taken``) until it
+    commits (True) or finds its claim taken (False); (None, last error) when every
+    attempt was refused by a concurrent commit. Other errors are raised."""
+    last = ""
+    for _ in range(attempts):
+        try:
+            run_sql(statement)
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            message = str(exc)
+            if taken in message:
+                return False, ""
+            if not is_commit_conflict(message):
+                raise
+            last = message.splitlines()[0]
+            continue
+        return True, ""
+    return None, last

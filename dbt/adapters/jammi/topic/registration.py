@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
+from dbt.adapters.jammi.engine.commit_conflicts import run_claim
 from dbt.adapters.jammi.topic.registry_sql import (
     NAME_TAKEN,
     create_backing_sql,
@@ -142,19 +142,10 @@ def claim_iceberg_registration(
     of its name exists (another run registered it first). A commit refused because
     another registration committed since this one read the registry is tried again:
     the next attempt either commits or finds the name taken."""
-    last = ""
-    for _ in range(attempts):
-        try:
-            run_sql(iceberg_claim_registration_sql(registry, candidate, candidate["relation_name"]))
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            message = str(exc)
-            if NAME_TAKEN in message:
-                return False
-            if not is_commit_conflict(message):
-                raise
-            last = message.splitlines()[0]
-            continue
-        return True
+    statement = iceberg_claim_registration_sql(registry, candidate, candidate["relation_name"])
+    won, last = run_claim(run_sql, statement, NAME_TAKEN, attempts)
+    if won is not None:
+        return won
     raise TopicRegistrationError(
         f"topic '{candidate['relation_name']}'",
         f"the registry {registry} kept changing while this run registered "

@@ -42,7 +42,7 @@ from typing import Any, Callable, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
+from dbt.adapters.jammi.engine.commit_conflicts import run_claim
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG, committed_tags_sql
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
 from dbt.adapters.jammi.topic.publish import (
@@ -205,21 +205,13 @@ def store_version(
     run_sql(
         f"create temporary view {source} using parquet options (path {sql_string_literal(staged)})"
     )
+    statement = iceberg_publish_sql(backing, source, columns, offset)
     try:
-        last = ""
-        for _ in range(attempts):
-            try:
-                run_sql(iceberg_publish_sql(backing, source, columns, offset))
-                return True
-            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-                message = str(exc)
-                if OFFSET_TAKEN in message:
-                    return False
-                if not is_commit_conflict(message):
-                    raise
-                last = message.splitlines()[0]
+        stored, last = run_claim(run_sql, statement, OFFSET_TAKEN, attempts)
     finally:
         run_sql(f"drop view if exists {source}")
+    if stored is not None:
+        return stored
     raise changelog.ChangelogPublishError(
         f"changelog topic {backing}",
         f"version {offset} kept meeting concurrent commits ({last})",
