@@ -223,6 +223,9 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/adoption.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/schema_evolution.py", (*MERGE_LANES, "spark4-check")),
     ("dbt/adapters/jammi/mutable_table/commit/merge_commit.py", MERGE_LANES),
+    # Iceberg's batch-sourced MERGE runs on Spark >= 4.1 only (spark4-check's Iceberg step)
+    ("dbt/adapters/jammi/mutable_table/commit/iceberg_merge.py", (*MERGE_LANES, "spark4-check")),
+    ("dbt/adapters/jammi/mutable_table/commit/run_plan.py", (*MERGE_LANES, "spark4-check")),
     ("dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/leftovers.py", REWRITE_LANES),

@@ -60,3 +60,24 @@ def test_the_plan_is_frozen_and_reaches_jinja_as_a_dict():
     with pytest.raises(AttributeError):
         plan.path = "create"  # type: ignore[misc]
     assert plan.to_dict()["path"] == "rewrite"
+
+
+@pytest.mark.parametrize(
+    "spark_version, config, path",
+    [
+        ("3.5.6", {}, "merge_change_set"),
+        ("4.0.1", {}, "merge_change_set"),
+        ("4.1.4", {}, "merge_batch"),
+        ("4.2.0", {"hard_deletes": "delete"}, "merge_batch"),
+        # what commits with the MERGE on a branch needs the planned change set
+        ("4.1.4", {"changelog": True}, "merge_change_set"),
+        ("4.1.4", {"version_column": "v", "delete_when": "name = 'x'"}, "merge_change_set"),
+        ("4.1.4", {"identity_column": "v"}, "merge_change_set"),
+        ("4.1.4", {"history": "scd2"}, "merge_change_set"),
+    ],
+)
+def test_iceberg_merges_the_batch_where_its_snapshot_counts(spark_version, config, path):
+    plan = plan_run(definition(**config), "iceberg", True, {}, spark_version)
+    assert plan.path == path
+    assert plan.checks == ("in_merge" if path == "merge_batch" else "separate")
+    assert plan.counts_from_merge == (path == "merge_batch")

@@ -10,6 +10,7 @@ file system, all-or-nothing registration), whose helpers it uses.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -21,6 +22,7 @@ from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import (
     branch_commit,
+    iceberg_merge,
     leftovers,
     merge_commit,
     ownership,
@@ -63,18 +65,31 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         MERGE reports its counts, how many attempts it has. ``existing``: the table is
         kept (not created, not rebuilt); ``writes_first``: what the run writes before
         its plan, by name."""
-        return plan_run(definition, file_format, bool(existing), writes_first).to_dict()
+        spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
+        return plan_run(
+            definition, file_format, bool(existing), writes_first, spark_version
+        ).to_dict()
 
     @available
     def mutable_commit_merge(
-        self, merge_sql: str, model_name: str, last_attempt: bool, identity_from: Any = None
+        self,
+        merge_sql: str,
+        model_name: str,
+        last_attempt: bool,
+        identity_from: Any = None,
+        iceberg_target: Any = None,
     ) -> dict[str, Any]:
         """The MERGE applier's commit (``merge_commit``): ``committed`` False when Delta
         refused it for a concurrent commit and the run re-plans, or when a batch check
         stopped a batch-sourced MERGE (``rejected``: the check's kind; the caller reads
         the check's samples and fails); ``counts`` what the committed MERGE changed.
         ``identity_from``: where the MERGE numbers new keys from, recorded in its commit
-        (rules/identity.py) and in no other."""
+        (rules/identity.py) and in no other. ``iceberg_target``: the Iceberg table of a
+        batch-sourced MERGE, whose counts its own snapshot holds (``iceberg_merge``)."""
+        if iceberg_target is not None:
+            return self._commit_counted_iceberg_merge(
+                merge_sql, str(iceberg_target), model_name, last_attempt
+            )
         self.mutable_tag_delta_commits(identity_from)  # type: ignore[attr-defined]
         try:
             rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
@@ -86,6 +101,24 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
+
+    def _commit_counted_iceberg_merge(
+        self, merge_sql: str, table: str, model_name: str, last_attempt: bool
+    ) -> dict[str, Any]:
+        try:
+            counts = iceberg_merge.commit_counted_merge(
+                self._run_sql,
+                merge_sql,
+                table,
+                uuid.uuid4().hex,
+                model_name,
+                last_attempt,
+            )
+        except merge_commit.BatchRejected as rejected:
+            return {"committed": False, "counts": None, "rejected": rejected.kind}
+        if counts is None:
+            return {"committed": False, "counts": None}
+        return {"committed": True, "counts": counts}
 
     @available
     def mutable_commit_merge_on_branch(

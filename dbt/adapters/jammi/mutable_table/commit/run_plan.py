@@ -7,7 +7,10 @@ Paths:
 
 - ``create``: a first run (or a permitted rebuild) creates the table with the batch;
 - ``merge_batch``: an existing Delta table MERGEs the batch itself, its checks and the
-  planner's decisions in the MERGE's clauses (merge_commit.merges_batch);
+  planner's decisions in the MERGE's clauses (merge_commit.merges_batch); so does an
+  Iceberg table on a Spark whose MERGE commits its counts with its snapshot
+  (iceberg_merge.py), without a changelog or tombstones (their records commit with
+  the MERGE on a branch, from a planned change set);
 - ``merge_change_set``: a MERGE format MERGEs a change set planned beforehand;
 - ``rewrite``: parquet/orc write the next version from the change set and swap it in.
 
@@ -26,11 +29,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from dbt.adapters.jammi.mutable_table.commit.iceberg_merge import counts_in_snapshot
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
     MERGE_FORMATS,
     merges_batch,
     plans_checked_batch,
 )
+from dbt.adapters.jammi.mutable_table.rules.tombstones import retention_ms
 
 # How many times an existing table's run plans and commits before it gives up on
 # concurrent commits (a first run's CREATE is its claim: one attempt).
@@ -57,11 +62,15 @@ def plan_run(
     file_format: str,
     existing: bool,
     writes_first: Mapping[str, Any],
+    spark_version: str = "",
 ) -> RunPlan:
     """The run's plan. ``existing``: the table exists and is kept (not rebuilt);
-    ``writes_first``: what the run writes before its plan, by name (true ones count)."""
+    ``writes_first``: what the run writes before its plan, by name (true ones count);
+    ``spark_version``: the session's (an Iceberg MERGE reports counts from Spark 4.1)."""
     merge = file_format in MERGE_FORMATS
-    batch_merge = existing and file_format == "delta" and merges_batch(definition)
+    batch_merge = existing and merges_batch(definition) and batch_merges(
+        definition, file_format, spark_version
+    )
     if not existing:
         path = "create"
     elif batch_merge:
@@ -78,6 +87,21 @@ def plan_run(
     else:
         checks = "separate"
     unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
-    counts_from_merge = existing and file_format == "delta" and not unique_index
+    counts_from_merge = existing and not unique_index and (file_format == "delta" or batch_merge)
     attempts = COMMIT_ATTEMPTS if existing else 1
     return RunPlan(path, checks, counts_from_merge, attempts, writers)
+
+
+def batch_merges(definition: Mapping[str, Any], file_format: str, spark_version: str) -> bool:
+    """Whether ``file_format`` takes the batch-sourced MERGE for this definition (given
+    ``merge_commit.merges_batch``): Delta always; Iceberg when its MERGE counts in its
+    snapshot and nothing must commit with the MERGE on a branch (a changelog's events,
+    tombstones)."""
+    if file_format == "delta":
+        return True
+    return (
+        file_format == "iceberg"
+        and counts_in_snapshot(spark_version)
+        and not definition.get("changelog")
+        and retention_ms(definition) is None
+    )

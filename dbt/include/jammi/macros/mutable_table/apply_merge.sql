@@ -55,8 +55,10 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
      last attempt; counts what the MERGE reports it changed (mutable_table/commit/merge_commit.py). --#}
 {#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's.
      `records`: appends that must commit with the MERGE (mutable_branch_records): the
-     MERGE then commits through the run's own branch (branch_commit.py). --#}
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, records=[]) -%}
+     MERGE then commits through the run's own branch (branch_commit.py).
+     `iceberg_target`: an Iceberg batch-sourced MERGE's table, whose snapshot holds the
+     MERGE's counts (commit/iceberg_merge.py). --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, records=[], iceberg_target=none) -%}
   {%- if fail_at in ('write', 'before_commit') -%}
     {%- do run_query(mutable_failure_sql(fail_at)) -%}
   {%- endif -%}
@@ -65,6 +67,9 @@ optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote
     {{ return(adapter.mutable_commit_merge_on_branch(merge_sql, target_relation, definition.table_id, last_attempt, records)) }}
   {%- endif -%}
   {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
+  {%- if iceberg_target is not none -%}
+    {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt, none, iceberg_target)) }}
+  {%- endif -%}
   {%- set commit_args = [merge_sql, definition.table_id, last_attempt] -%}
   {%- if definition.get('identity_from') is not none -%}
     {%- do commit_args.append(definition.identity_from) -%}

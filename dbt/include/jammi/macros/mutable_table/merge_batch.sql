@@ -131,13 +131,14 @@ where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
 
 
 
-{#-- Apply the batch to an existing Delta table with one batch-sourced MERGE. Returns
-     what plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails
-     the run with the check's samples (nothing was written). --#}
-{% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt) -%}
+{#-- Apply the batch to an existing Delta table (or an Iceberg table whose MERGE counts in
+     its snapshot, commit/iceberg_merge.py) with one batch-sourced MERGE. Returns what
+     plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails the
+     run with the check's samples (nothing was written). --#}
+{% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format='delta') -%}
   {#-- hard_deletes: delete declares the batch the scope's complete set: a snapshot feed --#}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, definition.hard_deletes == 'delete') -%}
-  {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql) -%}
+  {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql, iceberg_target=target_relation if file_format == 'iceberg' else none) -%}
   {%- if merged.get('rejected') in adapter.mutable_redelivery_plan(definition, batch_source, []).on_rejection -%}
     {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
     {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}

@@ -141,7 +141,8 @@
     {#-- Iceberg only (refused elsewhere): snapshots beyond versions_kept are expired --#}
     {%- do adapter.mutable_expire_iceberg_snapshots(target_relation, definition.versions_kept, model.name) -%}
   {%- endif -%}
-  {%- set version = fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
+  {#-- an Iceberg batch-sourced MERGE read its own snapshot with its counts --#}
+  {%- set version = counts.snapshot_id if counts and counts.get('snapshot_id') is not none else fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
   {%- do store_result('main', response=adapter.mutable_run_response(counts, version, collapsed)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
@@ -186,7 +187,7 @@
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- do definition.update(adapter.mutable_identity_prepare(definition, plan_target, state, file_format)) -%}
   {%- if plan.path == 'merge_batch' -%}
-    {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt)) }}
+    {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format)) }}
   {%- endif -%}
   {%- set change_set_sql = get_change_set_sql(definition, batch_source, plan_target, tenant, not use_merge) -%}
   {%- if use_merge -%}
