@@ -52,9 +52,9 @@ class TestDeltaMergeConflictReplans:
         other_errors: list[BaseException] = []
         original = MutableCommitAdapterMixin.mutable_commit_merge
 
-        def racing_commit(self, merge_sql, model_name, last_attempt):
+        def racing_commit(self, merge_sql, model_name, last_attempt, *args):
             if outcomes:  # a re-plan: no second racer
-                result = original(self, merge_sql, model_name, last_attempt)
+                result = original(self, merge_sql, model_name, last_attempt, *args)
                 outcomes.append(result["committed"])
                 return result
             barrier = threading.Barrier(2)
@@ -62,7 +62,7 @@ class TestDeltaMergeConflictReplans:
             racer.start()
             barrier.wait(timeout=60)
             try:
-                result = original(self, merge_sql, model_name, last_attempt)
+                result = original(self, merge_sql, model_name, last_attempt, *args)
                 outcomes.append(result["committed"])
             finally:
                 racer.join(timeout=300)

@@ -112,6 +112,17 @@ class MutableProjectBase:
         return {"models": {"+file_format": fmt}}
 
 
+def unchanged_batch_commits(fmt: str) -> bool:
+    """Whether a batch that changes nothing still commits a version: the batch-sourced
+    MERGE (Delta; Iceberg on Spark >= 4.1, commit/iceberg_merge.py) rewrites the files
+    holding the batch's keys. Elsewhere the counted change set is empty and nothing runs."""
+    import pyspark
+
+    from dbt.adapters.jammi.mutable_table.commit.iceberg_merge import counts_in_snapshot
+
+    return fmt == "delta" or (fmt == "iceberg" and counts_in_snapshot(pyspark.__version__))
+
+
 def table_version(project, table: str, fmt: str):
     """What a commit changes: the version directory (parquet/orc), the current snapshot
     (iceberg), the table version (Delta)."""

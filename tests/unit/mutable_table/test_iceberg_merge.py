@@ -21,8 +21,15 @@ ROW = (9, "2", "3", "1")
 
 @pytest.mark.parametrize(
     "version, counts",
-    [("3.5.6", False), ("4.0.1", False), ("4.1.0", True), ("4.1.4", True), ("5.0.0", True),
-     ("", False), ("unknown", False)],
+    [
+        ("3.5.6", False),
+        ("4.0.1", False),
+        ("4.1.0", True),
+        ("4.1.4", True),
+        ("5.0.0", True),
+        ("", False),
+        ("unknown", False),
+    ],
 )
 def test_only_spark_4_1_and_later_commit_the_counts(version, counts):
     assert iceberg_merge.counts_in_snapshot(version) is counts

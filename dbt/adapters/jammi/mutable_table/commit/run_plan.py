@@ -68,8 +68,10 @@ def plan_run(
     ``writes_first``: what the run writes before its plan, by name (true ones count);
     ``spark_version``: the session's (an Iceberg MERGE reports counts from Spark 4.1)."""
     merge = file_format in MERGE_FORMATS
-    batch_merge = existing and merges_batch(definition) and batch_merges(
-        definition, file_format, spark_version
+    batch_merge = (
+        existing
+        and merges_batch(definition)
+        and batch_merges(definition, file_format, spark_version)
     )
     if not existing:
         path = "create"
