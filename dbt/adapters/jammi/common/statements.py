@@ -75,9 +75,15 @@ class StatementsMixin(metaclass=AdapterMeta):
         return bool(getattr(self.config.credentials, "is_session", False))  # type: ignore[attr-defined]
 
     def _spark_version(self) -> str:
-        """The server's Spark version (``select version()``, once per connection)."""
+        """The server's Spark version (``select version()``, once per connection; the
+        embedded session runs the installed PySpark's own Spark, so no statement)."""
         handle = self.connections.get_thread_connection().handle  # type: ignore[attr-defined]
         version = getattr(handle, SPARK_VERSION_ATTR, None)
+        if version is None and self._has_local_filesystem():
+            import pyspark
+
+            version = str(pyspark.__version__)
+            setattr(handle, SPARK_VERSION_ATTR, version)
         if version is None:
             rows = self._run_sql("select version()")
             version = str(rows[0][0]) if rows else ""
