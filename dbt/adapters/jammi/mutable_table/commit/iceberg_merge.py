@@ -38,7 +38,9 @@ _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 def counts_in_snapshot(spark_version: Optional[str]) -> bool:
     """Whether an Iceberg MERGE on this Spark writes its counts into its snapshot."""
     match = _VERSION.match(spark_version or "")
-    return bool(match) and (int(match[1]), int(match[2])) >= FIRST_COUNTING_SPARK
+    if match is None:
+        return False
+    return (int(match[1]), int(match[2])) >= FIRST_COUNTING_SPARK
 
 
 def stamp_sql(run_id: str) -> str:
