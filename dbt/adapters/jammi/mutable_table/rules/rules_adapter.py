@@ -32,6 +32,7 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     expire_definition,
     ttl_cutoff_ms,
 )
+from dbt.adapters.jammi.mutable_table.versions import kept_version_phases
 from dbt.adapters.jammi.topic.registry_sql import stored_columns
 from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
@@ -177,7 +178,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         invocations with a commit in its history (tombstone_phases.committed_tags)."""
         if file_format == "iceberg":
             return branch_commit.committed_tags_sql(str(relation))
-        history = self.mutable_delta_history(relation, 1_000_000)  # type: ignore[attr-defined]
+        history = kept_version_phases.delta_history(self._run_sql, str(relation), 1_000_000)
         return tombstone_phases.committed_tags(history)
 
     # --- identity (rules/identity_phases.py) ------------------------------------------

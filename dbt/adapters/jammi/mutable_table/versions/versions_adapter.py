@@ -14,7 +14,6 @@ copy of the table.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
@@ -31,6 +30,7 @@ from dbt.adapters.jammi.mutable_table.rules import identity
 from dbt.adapters.jammi.mutable_table.versions import (
     iceberg_expiry,
     iceberg_snapshots,
+    kept_version_phases,
     kept_versions,
     version_reads,
 )
@@ -39,7 +39,6 @@ logger = AdapterLogger("Jammi")
 
 REMOVER_MARKER = "__jammi_remover_"
 DELTA_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
-_NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
 
 
 class VersionsAdapterMixin(StatementsMixin):
@@ -53,10 +52,6 @@ class VersionsAdapterMixin(StatementsMixin):
     def _version_holder(self) -> str:
         method = getattr(self.config.credentials, "method", "")
         return ownership.this_holder(str(getattr(method, "value", method))).render()
-
-    @available
-    def mutable_versions_kept(self, value: Any, model_name: str) -> int:
-        return kept_versions.validate_versions_kept(value, f"mutable_table '{model_name}'")
 
     @available
     def mutable_version_log_sql(
@@ -81,33 +76,6 @@ class VersionsAdapterMixin(StatementsMixin):
     def mutable_version_log_location(self, location: str) -> str:
         return kept_versions.log_location(location)
 
-    def _version_records(self, current_location: str) -> list[kept_versions.VersionRecord]:
-        base = current_location.rstrip("/").rsplit("/", 1)[0]
-        try:
-            rows = self._run_sql(kept_versions.read_log_sql(base))
-        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-            if any(marker in str(exc) for marker in _NO_PATH):
-                return []  # no version logged yet (a table made before the log existed)
-            raise
-        return kept_versions.parse_log_rows(rows)
-
-    @available
-    def mutable_version_history(
-        self, current_location: str, versions_kept: int
-    ) -> list[dict[str, Any]]:
-        """The kept versions of a parquet/orc table, newest first."""
-        records = self._version_records(current_location)
-        return kept_versions.history_rows(records, current_location, versions_kept)
-
-    @available
-    def mutable_kept_version_location(
-        self, model_name: str, current_location: str, versions_kept: int, version: Any
-    ) -> str:
-        records = self._version_records(current_location)
-        return kept_versions.kept_location(
-            model_name, records, current_location, versions_kept, int(version)
-        )
-
     @available
     def mutable_sweep_versions(
         self,
@@ -123,7 +91,7 @@ class VersionsAdapterMixin(StatementsMixin):
         if versions_kept is None:
             versions_kept = kept_versions.DEFAULT_VERSIONS_KEPT
         base = current_location.rstrip("/").rsplit("/", 1)[0]
-        records = self._version_records(current_location)
+        records = kept_version_phases.version_records(self._run_sql, current_location)
         listed = storage.list_children(base) if self._fs_reachable() else None
         remove = kept_versions.plan_removal(
             current_location, versions_kept, records, listed, committed_now, clock.now_ms()
@@ -190,47 +158,9 @@ class VersionsAdapterMixin(StatementsMixin):
         return ""
 
     @available
-    def mutable_version_number(self, value: Any, subject: str) -> int:
-        return version_reads.require_version(value, subject)
-
-    @available
-    def mutable_path_relation(self, file_format: str, location: str) -> str:
-        return version_reads.path_relation_sql(file_format, location)
-
-    @available
-    def mutable_as_of_sql(self, source: str, tenant: Optional[str]) -> str:
-        return version_reads.as_of_sql(source, tenant)
-
-    @available
-    def mutable_delta_as_of_source(
-        self, relation: Any, version: Optional[int], timestamp: Optional[str]
-    ) -> str:
-        return version_reads.delta_as_of_source(str(relation), version, timestamp)
-
-    @available
-    def mutable_version_at(
-        self, history: Sequence[Mapping[str, Any]], at_ms: Any, subject: str
-    ) -> int:
-        return version_reads.version_at(history, int(at_ms), subject)
-
-    @available
-    def mutable_delta_history(self, relation: Any, versions_kept: int) -> list[dict[str, Any]]:
-        rows = self._run_sql(f"describe history {relation}")
-        return version_reads.delta_history_rows(rows, versions_kept)
-
-    @available
-    def mutable_iceberg_history(self, relation: Any, versions_kept: int) -> list[dict[str, Any]]:
-        rows = self._run_sql(iceberg_snapshots.history_sql(str(relation)))
-        return iceberg_snapshots.history_rows(rows, versions_kept)
-
-    @available
     def mutable_iceberg_current_snapshot(self, relation: Any) -> Optional[int]:
         rows = self._run_sql(iceberg_snapshots.current_snapshot_sql(str(relation)))
         return int(rows[0][0]) if rows else None
-
-    @available
-    def mutable_expire_snapshots_option(self, value: Any, model_name: str) -> bool:
-        return iceberg_expiry.validate_expire_snapshots(value, f"mutable_table '{model_name}'")
 
     @available
     def mutable_expire_iceberg_snapshots(
@@ -261,57 +191,84 @@ class VersionsAdapterMixin(StatementsMixin):
         )
         return expired
 
-    @available
-    def mutable_require_kept_delta_version(
-        self, history: Sequence[Mapping[str, Any]], version: int, subject: str
-    ) -> None:
-        version_reads.require_kept_delta_version(history, int(version), subject)
+    # --- the version operations' phases (versions/kept_version_phases.py) --------------
 
     @available
-    def mutable_aligned_select_sql(
+    def mutable_kept_settings(
+        self, versions_kept: Any, expire_snapshots: Any, model_name: str
+    ) -> dict[str, Any]:
+        """A model's ``versions_kept`` and ``expire_snapshots``, checked."""
+        subject = f"mutable_table '{model_name}'"
+        return {
+            "versions_kept": kept_versions.validate_versions_kept(versions_kept, subject),
+            "expire_snapshots": iceberg_expiry.validate_expire_snapshots(
+                expire_snapshots, subject
+            ),
+        }
+
+    @available
+    def mutable_history(
+        self, relation: Any, state: Mapping[str, Any], versions_kept: int
+    ) -> dict[str, Any]:
+        """``mutable_table_history``: the kept versions, newest first (``rows``), and the
+        table it prints (``table``)."""
+        rows = kept_version_phases.history(
+            self._run_sql, str(relation), state["file_format"], state["location"], versions_kept
+        )
+        return {"rows": rows, "table": kept_version_phases.history_table(rows)}
+
+    @available
+    def mutable_as_of(
         self,
-        storage_columns: Sequence[Sequence[str]],
-        available_columns: Sequence[str],
-        source: str,
+        relation: Any,
+        state: Mapping[str, Any],
+        versions_kept: int,
+        version: Any,
+        timestamp: Any,
+        tenant: Optional[str],
+        subject: str,
     ) -> str:
-        return version_reads.aligned_select_sql(storage_columns, available_columns, source)
-
-    @available
-    def mutable_rollback_change_set_sql(
-        self, definition: Mapping[str, Any], current_sql: str, target_sql: str
-    ) -> str:
-        columns = [c[0] for c in definition["storage_columns"]]
-        return version_reads.rollback_change_set_sql(
-            columns, list(definition["storage_key"]), current_sql, target_sql
+        """``mutable_table_as_of()``: a FROM item with the rows of a kept version, scoped
+        to ``tenant`` in a bound run."""
+        kept = kept_version_phases.kept_version(
+            self._run_sql,
+            str(relation),
+            str(relation.identifier),
+            state["file_format"],
+            state["location"],
+            versions_kept,
+            subject,
+            version,
+            timestamp,
         )
+        return version_reads.as_of_sql(kept["source"], tenant)
 
     @available
-    def mutable_rollback_merge_sql(
-        self, relation: Any, definition: Mapping[str, Any], target_sql: str
-    ) -> str:
-        columns = [c[0] for c in definition["storage_columns"]]
-        return version_reads.rollback_merge_sql(
-            str(relation), list(definition["storage_key"]), columns, target_sql
+    def mutable_rollback_plan(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        state: Mapping[str, Any],
+        versions_kept: int,
+        to_version: Any,
+        model_name: str,
+        subject: str,
+    ) -> dict[str, Any]:
+        """``rollback_mutable_table``: the kept version (``version``, ``history``,
+        ``location``) and the statements that make its rows the table's (``merge_sql``,
+        ``change_set_sql``; kept_version_phases.rollback_statements)."""
+        version = version_reads.require_version(to_version, subject)
+        kept = kept_version_phases.kept_version(
+            self._run_sql,
+            str(relation),
+            model_name,
+            state["file_format"],
+            state["location"],
+            versions_kept,
+            subject,
+            version,
         )
-
-    @available
-    def mutable_history_table(self, history: Sequence[Mapping[str, Any]]) -> str:
-        """The history as the run-operation prints it, one line per kept version."""
-        lines = [
-            "version | committed_at (UTC) | inserts | updates | deletes | invocation_id | current"
-        ]
-        for row in history:
-            millis = row.get("committed_ms")
-            when = (
-                time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(millis) / 1000))
-                if millis is not None
-                else "?"
-            )
-            counts = [row.get(name) for name in ("inserts", "updates", "deletes")]
-            inserts, updates, deletes = ("?" if n is None else n for n in counts)
-            lines.append(
-                f"{row['version']} | {when} | {inserts} | {updates} | "
-                f"{deletes} | {row.get('invocation_id') or '?'} | "
-                f"{'yes' if row.get('current') else ''}"
-            )
-        return "\n".join(lines)
+        statements = kept_version_phases.rollback_statements(
+            self._run_sql, definition, str(relation), kept["source"]
+        )
+        return {**kept, **statements}

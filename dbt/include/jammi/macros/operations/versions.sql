@@ -1,5 +1,6 @@
 {#-- Kept versions of a mutable_table: read one, list them, roll back to one.
-     docs/versions.md. Decisions live in mutable_table/versions/kept_versions.py / mutable_table/versions/version_reads.py. --#}
+     docs/versions.md. Each phase is one adapter call; the decisions and their statements
+     live in mutable_table/versions/kept_version_phases.py. --#}
 
 
 {#-- The model node named `model` and its relation, or a clear error. --#}
@@ -16,8 +17,8 @@
   {%- if relation is none -%}
     {%- do exceptions.raise_compiler_error(subject ~ ": the table of model '" ~ model_name ~ "' does not exist yet.\n  Fix: dbt run --select " ~ model_name) -%}
   {%- endif -%}
-  {{ return({'node': node, 'relation': relation, 'versions_kept': adapter.mutable_versions_kept(node.config.get('versions_kept'), model_name),
-             'expire_snapshots': adapter.mutable_expire_snapshots_option(node.config.get('expire_snapshots'), model_name)}) }}
+  {%- set kept = adapter.mutable_kept_settings(node.config.get('versions_kept'), node.config.get('expire_snapshots'), model_name) -%}
+  {{ return({'node': node, 'relation': relation, 'versions_kept': kept.versions_kept, 'expire_snapshots': kept.expire_snapshots}) }}
 {%- endmacro %}
 
 
@@ -26,21 +27,7 @@
 {% macro jammi_versions_kept_of(relation) -%}
   {%- set nodes = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('alias', 'equalto', relation.identifier) | list -%}
   {%- set value = nodes[0].config.get('versions_kept') if nodes | length > 0 else none -%}
-  {{ return(adapter.mutable_versions_kept(value, relation.identifier)) }}
-{%- endmacro %}
-
-
-{#-- The kept versions, newest first: [{version, committed_ms, inserts, updates,
-     deletes, invocation_id, current, location}]; Iceberg's are its snapshots
-     (mutable_table/versions/iceberg_snapshots.py). --#}
-{% macro fetch_mutable_table_history(relation, state, versions_kept) -%}
-  {%- if state.file_format == 'iceberg' -%}
-    {{ return(adapter.mutable_iceberg_history(relation, versions_kept)) }}
-  {%- endif -%}
-  {%- if adapter.uses_merge(state.file_format) -%}
-    {{ return(adapter.mutable_delta_history(relation, versions_kept)) }}
-  {%- endif -%}
-  {{ return(adapter.mutable_version_history(state.location, versions_kept)) }}
+  {{ return(adapter.mutable_kept_settings(value, none, relation.identifier).versions_kept) }}
 {%- endmacro %}
 
 
@@ -54,21 +41,7 @@
     {%- do exceptions.raise_compiler_error(subject ~ ": pass exactly one of version= and timestamp=") -%}
   {%- endif -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
-  {%- set versions_kept = jammi_versions_kept_of(relation) -%}
-  {%- set history = fetch_mutable_table_history(relation, state, versions_kept) -%}
-  {%- if version is none -%}
-    {%- set at_ms = timestamp if timestamp is number else run_query('select unix_millis(cast(' ~ adapter.sql_string(timestamp | string) ~ ' as timestamp))').rows[0][0] -%}
-    {%- set version = adapter.mutable_version_at(history, at_ms, subject) -%}
-  {%- endif -%}
-  {%- set version = adapter.mutable_version_number(version, subject) -%}
-  {%- if adapter.uses_merge(state.file_format) -%}
-    {%- do adapter.mutable_require_kept_delta_version(history, version, subject) -%}
-    {%- set source = adapter.mutable_delta_as_of_source(relation, version, none) -%}
-  {%- else -%}
-    {%- set location = adapter.mutable_kept_version_location(relation.identifier, state.location, versions_kept, version) -%}
-    {%- set source = adapter.mutable_path_relation(state.file_format, location) -%}
-  {%- endif -%}
-  {{ return(adapter.mutable_as_of_sql(source, jammi_bound_tenant())) }}
+  {{ return(adapter.mutable_as_of(relation, state, jammi_versions_kept_of(relation), version, timestamp, jammi_bound_tenant(), subject)) }}
 {%- endmacro %}
 
 
@@ -77,9 +50,9 @@
   {%- set subject = "mutable_table_history '" ~ model ~ "'" -%}
   {%- set found = jammi_mutable_model(model, subject) -%}
   {%- set state = fetch_mutable_table_state(found.relation, subject) -%}
-  {%- set history = fetch_mutable_table_history(found.relation, state, found.versions_kept) -%}
-  {%- do log(subject ~ " (" ~ found.relation ~ ", " ~ state.file_format ~ ", versions_kept: " ~ found.versions_kept ~ "):\n" ~ adapter.mutable_history_table(history), info=true) -%}
-  {{ return(history) }}
+  {%- set history = adapter.mutable_history(found.relation, state, found.versions_kept) -%}
+  {%- do log(subject ~ " (" ~ found.relation ~ ", " ~ state.file_format ~ ", versions_kept: " ~ found.versions_kept ~ "):\n" ~ history.table, info=true) -%}
+  {{ return(history.rows) }}
 {%- endmacro %}
 
 
@@ -102,29 +75,20 @@
   {%- set relation = found.relation -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set file_format = state.file_format -%}
-  {%- set version = adapter.mutable_version_number(to_version, subject) -%}
   {%- set definition = state.definition -%}
   {%- do definition.update({'versions_kept': found.versions_kept}) -%}
-  {%- set history = fetch_mutable_table_history(relation, state, found.versions_kept) -%}
-  {%- if adapter.uses_merge(file_format) -%}
-    {%- do adapter.mutable_require_kept_delta_version(history, version, subject) -%}
-    {%- set source = adapter.mutable_delta_as_of_source(relation, version, none) -%}
-  {%- else -%}
-    {%- set source = adapter.mutable_path_relation(file_format, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version)) -%}
-  {%- endif -%}
+  {%- set plan = adapter.mutable_rollback_plan(definition, relation, state, found.versions_kept, to_version, model, subject) -%}
+  {%- set version = plan.version -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, file_format)}) -%}
-  {%- set available = fetch_query_columns('select * from ' ~ source) | map(attribute=0) | list -%}
-  {%- set target_sql = adapter.mutable_aligned_select_sql(definition.storage_columns, available, source) -%}
   {%- if adapter.uses_merge(file_format) -%}
     {%- do adapter.changelog_repair(definition, relation, state) -%}
-    {%- set merge_sql = adapter.mutable_rollback_merge_sql(relation, definition, target_sql) -%}
     {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
-      {%- set counts = apply_iceberg_rollback_logged(definition, relation, merge_sql, target_sql, model) -%}
+      {%- set counts = apply_iceberg_rollback_logged(definition, relation, plan.merge_sql, plan.change_set_sql, model) -%}
     {%- else -%}
-      {%- set counts = adapter.mutable_commit_merge(merge_sql, model, true).counts -%}
+      {%- set counts = adapter.mutable_commit_merge(plan.merge_sql, model, true).counts -%}
     {%- endif -%}
-    {%- do adapter.mutable_tombstones_rollback(definition, relation, file_format, history, version) -%}
+    {%- do adapter.mutable_tombstones_rollback(definition, relation, file_format, plan.history, version) -%}
     {%- if definition.get('changelog_topic') -%}
       {%- do adapter.changelog_publish(definition, relation, none) -%}
     {%- endif -%}
@@ -132,7 +96,7 @@
       {%- do adapter.mutable_expire_iceberg_snapshots(relation, found.versions_kept, model) -%}
     {%- endif -%}
   {%- else -%}
-    {%- set counts = apply_rollback_rewrite(definition, relation, state, target_sql, adapter.mutable_tombstones_rollback(definition, relation, file_format, history, version, adapter.mutable_kept_version_location(model, state.location, found.versions_kept, version))) -%}
+    {%- set counts = apply_rollback_rewrite(definition, relation, state, plan.change_set_sql, adapter.mutable_tombstones_rollback(definition, relation, file_format, plan.history, version, plan.location)) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}
@@ -142,12 +106,12 @@
 
 {#-- parquet/orc rollback: the difference as a staged change set, applied, committed
      and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
-{% macro apply_rollback_rewrite(definition, relation, state, target_sql, tombstones_sql=none) -%}
+{% macro apply_rollback_rewrite(definition, relation, state, change_set_sql, tombstones_sql=none) -%}
   {%- set run_id = adapter.mutable_run_id() -%}
   {%- do adapter.changelog_repair(definition, relation, state) -%}
   {%- set staging = mutable_staging_relation(relation, run_id) -%}
   {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
-  {%- do run_query(get_create_staging_table_sql(staging, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
+  {%- do run_query(get_create_staging_table_sql(staging, change_set_sql)) -%}
   {%- set counts = fetch_change_counts(staging) -%}
   {%- if counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback', tombstones_sql) -%}
@@ -162,9 +126,9 @@
 {#-- Iceberg with a changelog: the rollback's MERGE commits through its own branch with
      the changelog's records of its difference, like a run's (rules/changelog_iceberg.py);
      a rollback that changes nothing commits nothing to publish. --#}
-{% macro apply_iceberg_rollback_logged(definition, relation, merge_sql, target_sql, model) -%}
+{% macro apply_iceberg_rollback_logged(definition, relation, merge_sql, change_set_sql, model) -%}
   {%- set change_set = mutable_temp_relation(relation, 'rollback_changes') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set, adapter.mutable_rollback_change_set_sql(definition, 'select * from ' ~ relation, target_sql))) -%}
+  {%- do run_query(get_create_temp_view_sql(change_set, change_set_sql)) -%}
   {%- set changes = fetch_change_counts(change_set) -%}
   {%- if changes.total == 0 -%}
     {%- set merged = adapter.mutable_commit_merge(merge_sql, model, true) -%}
