@@ -300,11 +300,3 @@ class JammiAdapter(
     @available
     def uses_merge(self, file_format: str) -> bool:
         return file_format in MERGE_FORMATS
-
-    @available
-    def columns_from_describe(self, relation: BaseRelation, table: Any) -> list[Any]:
-        """The columns ``get_columns_in_relation`` returns, from the rows of a
-        ``describe table extended`` already run (one statement gives columns and
-        location)."""
-        columns = self.parse_describe_extended(relation, table.rows)
-        return [c for c in columns if c.name not in self.HUDI_METADATA_COLUMNS]

@@ -27,7 +27,18 @@ def loc(version: int) -> str:
 def log_row(version: int) -> tuple:
     """A version log row (kept_versions.LOG_COLUMNS' order)."""
     parent = loc(version - 1) if version > 1 else None
-    return (version, loc(version), parent, 1000 * version, version, 0, 0, f"inv{version}", "run", "h")
+    return (
+        version,
+        loc(version),
+        parent,
+        1000 * version,
+        version,
+        0,
+        0,
+        f"inv{version}",
+        "run",
+        "h",
+    )
 
 
 class Runner:
@@ -51,7 +62,23 @@ def delta_row(version: int, inserted: int) -> tuple:
     """A DESCRIBE HISTORY row: version, timestamp, ..., operation, ..., operationMetrics."""
     when = datetime.fromtimestamp(version * 100, tz=timezone.utc).replace(tzinfo=None)
     metrics = {"numTargetRowsInserted": str(inserted)}
-    return (version, when, None, None, "MERGE", {}, None, None, None, None, None, None, metrics, None, None)
+    return (
+        version,
+        when,
+        None,
+        None,
+        "MERGE",
+        {},
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        metrics,
+        None,
+        None,
+    )
 
 
 def test_history_reads_the_formats_own_record():
@@ -148,8 +175,15 @@ def test_rollback_statements_align_the_kept_rows_with_todays_columns():
 def test_history_table_prints_one_line_per_version():
     text = kept_version_phases.history_table(
         [
-            {"version": 2, "committed_ms": 0, "inserts": 1, "updates": None, "deletes": 0,
-             "invocation_id": "inv", "current": True},
+            {
+                "version": 2,
+                "committed_ms": 0,
+                "inserts": 1,
+                "updates": None,
+                "deletes": 0,
+                "invocation_id": "inv",
+                "current": True,
+            },
             {"version": 1, "committed_ms": None, "inserts": 3, "updates": 0, "deletes": 0},
         ]
     )

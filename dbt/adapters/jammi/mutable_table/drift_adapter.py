@@ -116,21 +116,20 @@ class MutableDriftAdapterMixin(StatementsMixin):
         if error is not None:
             raise error
 
-    @available
-    def mutable_adoption_plan(
+    def _adoption_plan(
         self,
         model_name: str,
         relation: Any,
         batch_definition: Mapping[str, Any],
-        described: Any,
+        rows: Sequence[Sequence[Any]],
         stored_columns: Sequence[Any],
         requested_file_format: Optional[str],
         bound_tenant: Optional[str],
     ) -> dict[str, Any]:
-        """Whether the existing table another materialization built can be adopted
-        (raises before anything is written if not), and what adoption adds
-        (adoption.py). ``stored_columns``: its columns, from ``described``."""
-        rows = result_rows(described)
+        """Whether the existing table another materialization built can be adopted, and
+        what adoption adds (adoption.py): raises before anything is written when its
+        format, its columns or its stored keys (NULL or duplicate, named by samples)
+        refuse it. ``rows``, ``stored_columns``: its ``describe table extended``."""
         stored = [[c.name, c.data_type] for c in stored_columns]
         plan = adoption.plan_adoption(
             model_name,
@@ -142,23 +141,16 @@ class MutableDriftAdapterMixin(StatementsMixin):
             requested_file_format,
             bound_tenant,
         )
+        violations = result_rows(self._run_sql(plan.violations_sql))
+        error = adoption.key_violations_error(model_name, str(relation), plan.key, violations)
+        if error is not None:
+            raise error
         return {
             "file_format": plan.file_format,
             "add_tenant_column": plan.add_tenant_column,
             "key": plan.key,
             "violations_sql": plan.violations_sql,
         }
-
-    @available
-    def mutable_check_adopted_keys(
-        self, model_name: str, relation: Any, key: Sequence[str], violations: Any
-    ) -> None:
-        """Fail, naming sample keys, when the stored rows hold NULL or duplicate keys."""
-        error = adoption.key_violations_error(
-            model_name, str(relation), key, result_rows(violations)
-        )
-        if error is not None:
-            raise error
 
     @available
     def mutable_redelivery_plan(

@@ -67,10 +67,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         return table_properties.encode_definition(self.mutable_definition_json(definition))
 
     @available
-    def mutable_stored_definition(self, properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
-        return table_properties.stored_definition(properties)
-
-    @available
     def mutable_parse_definition(self, text: Any) -> Optional[dict[str, Any]]:
         """A definition recorded in the registry (plain JSON)."""
         return table_properties.parse_definition(text)
@@ -125,13 +121,112 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         return table_properties.describe_location(result_rows(describe_rows))
 
     @available
-    def mutable_describe_properties(self, describe_rows: Any) -> dict[str, str]:
-        return table_properties.describe_properties(result_rows(describe_rows))
+    def mutable_table_state(
+        self,
+        relation: Any,
+        subject: Optional[str] = None,
+        adopt: Optional[Mapping[str, Any]] = None,
+        model_name: Optional[str] = None,
+        requested_file_format: Optional[str] = None,
+    ) -> dict[str, Any]:
+        """What a run or an operation knows of an existing mutable table before it plans,
+        from one ``describe table extended``: its ``jammi.*`` properties, file format,
+        current version directory (the rewrite formats), recorded definition, every
+        table property and its columns. ``adopt`` (a run whose table another
+        materialization built): that table checked for adoption instead, or nothing to
+        keep when the run rebuilds it. Anything else that is not a mutable table is a
+        clear error (``subject``: the operation that met it)."""
+        described = self._execute_trusted(f"describe table extended {relation}")
+        rows = result_rows(described)
+        properties = table_properties.describe_properties(rows)
+        ours = properties.get("jammi.kind") == "mutable_table"
+        if not ours and adopt is not None:
+            return self._adopted_table_state(
+                relation, described, rows, adopt, str(model_name), requested_file_format
+            )
+        if not ours:
+            raise table_properties.foreign_table_error(str(relation), subject, model_name)
+        file_format = properties.get("jammi.file_format") or (
+            "delta" if getattr(relation, "is_delta", False) else "parquet"
+        )
+        location = self._refreshed_location(relation, rows, file_format)
+        definition = table_properties.stored_definition(properties)
+        return {
+            "properties": properties,
+            "file_format": file_format,
+            "location": location,
+            "definition": definition,
+            # written before the hex encoding and redacted by Spark: the registry has it
+            # (fetch_mutable_table_state), and the run rewrites the property
+            "property_stale": definition is None and properties.get("jammi.definition") is not None,
+            "table_properties": tblproperties_config.describe_table_properties(rows),
+            "columns": self._describe_columns(relation, described),
+        }
 
-    @available
-    def mutable_table_properties(self, describe_rows: Any) -> dict[str, str]:
-        """Every property of the table (not only ``jammi.*``), from its describe rows."""
-        return tblproperties_config.describe_table_properties(result_rows(describe_rows))
+    def _refreshed_location(
+        self, relation: Any, rows: Sequence[Sequence[Any]], file_format: Optional[str]
+    ) -> Optional[str]:
+        """A rewrite format's current version directory (None for Delta and Iceberg). The
+        connection may still hold the table resolved at an older version (another
+        connection committed since, or this run re-plans after losing its commit): it
+        reads from here on what the metastore points at now."""
+        if file_format in merge_commit.MERGE_FORMATS:
+            return None
+        location = table_properties.describe_location(rows)
+        if location:
+            self._execute_trusted(f"refresh table {relation}")
+        return location
+
+    def _describe_columns(self, relation: Any, described: Any) -> list[Any]:
+        """dbt-spark's columns of a ``describe table extended`` already run (what
+        ``get_columns_in_relation`` returns)."""
+        columns = self.parse_describe_extended(relation, described.rows)  # type: ignore[attr-defined]
+        hudi = getattr(self, "HUDI_METADATA_COLUMNS", ())
+        return [c for c in columns if c.name not in hudi]
+
+    def _adopted_table_state(
+        self,
+        relation: Any,
+        described: Any,
+        rows: Sequence[Sequence[Any]],
+        adopt: Mapping[str, Any],
+        model_name: str,
+        requested_file_format: Optional[str],
+    ) -> dict[str, Any]:
+        """The state of a table another materialization built (adoption.sql): checked
+        for adoption before anything is written; with ``rebuild`` the run drops it and
+        starts from the model's output, with no version directories of its own."""
+        if adopt.get("rebuild"):
+            return {
+                "properties": {},
+                "file_format": None,
+                "location": None,
+                "definition": None,
+                "property_stale": False,
+                "table_properties": {},
+                "columns": [],
+            }
+        columns = self._describe_columns(relation, described)
+        plan = self._adoption_plan(
+            model_name,
+            relation,
+            adopt["definition"],
+            rows,
+            columns,
+            requested_file_format,
+            adopt.get("tenant"),
+        )
+        return {
+            "properties": {},
+            "file_format": plan["file_format"],
+            "location": self._refreshed_location(relation, rows, plan["file_format"]),
+            "definition": None,
+            "property_stale": False,
+            "table_properties": tblproperties_config.describe_table_properties(rows),
+            "columns": columns,
+            "adoption": adopt,
+            "adoption_plan": plan,
+        }
 
     @available
     def mutable_changed_tblproperties(

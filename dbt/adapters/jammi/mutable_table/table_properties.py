@@ -93,3 +93,17 @@ def parse_definition(text: Any) -> Optional[dict[str, Any]]:
 
 def stored_definition(properties: Mapping[str, Any]) -> Optional[dict[str, Any]]:
     return parse_definition(properties.get(PROP_DEFINITION))
+
+
+def foreign_table_error(
+    relation: str, subject: Optional[str], model_name: Optional[str]
+) -> Exception:
+    """A table the mutable_table materialization did not create, named where a run or an
+    operation (``subject``) met it."""
+    from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+
+    fix = "name a mutable_table" if subject else "drop it, or rename the model"
+    return MutableRunError(
+        f"{subject or f'mutable_table {model_name!r}'}: {relation} exists but was not created "
+        f"by the mutable_table materialization.\n  Fix: {fix}"
+    )

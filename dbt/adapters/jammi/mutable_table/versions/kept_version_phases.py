@@ -110,9 +110,7 @@ def kept_version(
         version_reads.require_kept_delta_version(kept, version, subject)
         source = version_reads.delta_as_of_source(relation, version, None)
         return {"version": version, "history": kept, "source": source, "location": None}
-    path = kept_versions.kept_location(
-        model_name, records, str(location), versions_kept, version
-    )
+    path = kept_versions.kept_location(model_name, records, str(location), versions_kept, version)
     source = version_reads.path_relation_sql(file_format, path)
     return {"version": version, "history": kept, "source": source, "location": path}
 

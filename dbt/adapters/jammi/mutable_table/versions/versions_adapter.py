@@ -201,9 +201,7 @@ class VersionsAdapterMixin(StatementsMixin):
         subject = f"mutable_table '{model_name}'"
         return {
             "versions_kept": kept_versions.validate_versions_kept(versions_kept, subject),
-            "expire_snapshots": iceberg_expiry.validate_expire_snapshots(
-                expire_snapshots, subject
-            ),
+            "expire_snapshots": iceberg_expiry.validate_expire_snapshots(expire_snapshots, subject),
         }
 
     @available

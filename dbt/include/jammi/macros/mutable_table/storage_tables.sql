@@ -192,33 +192,15 @@
      materialization built: {'definition': the batch's, 'tenant': the bound tenant} to
      adopt it (adoption.sql), {'rebuild': true} when the run rebuilds it; none refuses it. --#}
 {% macro fetch_mutable_table_state(relation, subject=none, adopt=none) -%}
-  {%- set described = run_query('describe table extended ' ~ relation) -%}
-  {%- set properties = adapter.mutable_describe_properties(described) -%}
-  {%- if properties.get('jammi.kind') != 'mutable_table' and adopt is not none -%}
-    {{ return(fetch_adopted_table_state(relation, described, adopt)) }}
+  {%- set state = adapter.mutable_table_state(relation, subject, adopt,
+        model.name if subject is none else none,
+        adapter.mutable_requested_file_format(model) if adopt is not none else none) -%}
+  {%- if state.property_stale -%}
+    {#-- a definition written before the hex encoding and redacted by Spark: the registry
+         has it, and the run rewrites the property --#}
+    {%- do state.update({'definition': fetch_registered_mutable_definition(relation)}) -%}
   {%- endif -%}
-  {%- if properties.get('jammi.kind') != 'mutable_table' -%}
-    {%- do exceptions.raise_compiler_error((subject or ("mutable_table '" ~ model.name ~ "'")) ~ ": " ~ relation ~ " exists but was not created by the mutable_table materialization.\n  Fix: " ~ ("name a mutable_table" if subject else "drop it, or rename the model")) -%}
-  {%- endif -%}
-  {%- set file_format = properties.get('jammi.file_format') or ('delta' if relation.is_delta else 'parquet') -%}
-  {%- set location = none if adapter.uses_merge(file_format) else adapter.mutable_location(described) -%}
-  {%- if location -%}
-    {#-- this connection may still hold the table resolved at an older version (another
-         connection committed since, or this run re-plans after losing its commit): read
-         from here on what the metastore points at now, never older than `location` --#}
-    {%- do run_query('refresh table ' ~ relation) -%}
-  {%- endif -%}
-  {%- set definition = adapter.mutable_stored_definition(properties) -%}
-  {%- set property_stale = definition is none and properties.get('jammi.definition') is not none -%}
-  {%- if property_stale -%}
-    {#-- written before the hex encoding and redacted by Spark: the registry has it,
-         and the run rewrites the property --#}
-    {%- set definition = fetch_registered_mutable_definition(relation) -%}
-  {%- endif -%}
-  {{ return({'properties': properties, 'file_format': file_format, 'location': location,
-             'definition': definition, 'property_stale': property_stale,
-             'table_properties': adapter.mutable_table_properties(described),
-             'columns': adapter.columns_from_describe(relation, described)}) }}
+  {{ return(state) }}
 {%- endmacro %}
 
 
