@@ -8,7 +8,8 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_phases
-from tests.unit.mutable_table.test_changelog_phases import RELATION, Engine, definition
+from tests.unit.mutable_table.test_changelog_phases import RELATION, definition
+from tests.unit.recorded_engine import RecordedEngine
 
 TOPIC = {
     "backing": "s.accounts_changes",
@@ -68,7 +69,7 @@ COMMITTED = "select _offset, staged from s.accounts__jammi_changelog"
 
 
 def test_a_publish_attaches_each_committed_version_the_topic_lacks_in_order():
-    engine = Engine(
+    engine = RecordedEngine(
         {
             COMMITTED: [(3, "d3"), (1, "d1"), (2, "d2")],
             "show partitions": [("_offset=1",)],
@@ -84,13 +85,13 @@ def test_a_publish_attaches_each_committed_version_the_topic_lacks_in_order():
 
 def test_a_publish_before_any_record_attaches_nothing():
     missing = RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] s.accounts__jammi_changelog")
-    engine = Engine({COMMITTED: missing})
+    engine = RecordedEngine({COMMITTED: missing})
     assert changelog_iceberg.publish(engine, logged(), "s.accounts") == []
     assert not any(s.startswith("show partitions") for s in engine.statements)
 
 
 def test_an_offset_attached_by_a_concurrent_repair_from_the_same_directory_is_fine():
-    engine = Engine(
+    engine = RecordedEngine(
         {
             COMMITTED: [(1, "file:/w/t/_staging/changes_iceberg_7")],
             "show partitions": [],
@@ -102,7 +103,7 @@ def test_an_offset_attached_by_a_concurrent_repair_from_the_same_directory_is_fi
 
 
 def test_an_offset_attached_from_another_directory_fails_naming_the_staged_events():
-    engine = Engine(
+    engine = RecordedEngine(
         {
             COMMITTED: [(1, "file:/w/t/_staging/changes_iceberg_8")],
             "show partitions": [],
@@ -118,7 +119,7 @@ def test_an_offset_attached_from_another_directory_fails_naming_the_staged_event
 
 
 def test_turned_on_for_an_existing_table_it_starts_after_the_committed_records():
-    engine = Engine({COMMITTED: [(4, "d4"), (5, "d5")]})
+    engine = RecordedEngine({COMMITTED: [(4, "d4"), (5, "d5")]})
     state = {"properties": {}, "location": "file:/w/accounts", "file_format": "iceberg"}
     assert changelog_phases.start(engine, RELATION, state, "iceberg") == 6
     assert engine.statements[-1] == (
@@ -128,7 +129,7 @@ def test_turned_on_for_an_existing_table_it_starts_after_the_committed_records()
 
 
 def test_a_repair_before_the_plan_publishes_what_a_stopped_run_committed():
-    engine = Engine({COMMITTED: [(1, "d1")], "show partitions": []})
+    engine = RecordedEngine({COMMITTED: [(1, "d1")], "show partitions": []})
     state = {"properties": {}, "location": "file:/w/accounts", "file_format": "iceberg"}
     changelog_phases.repair(engine, logged(), RELATION, state)
     assert "alter table s.accounts_changes add partition (_offset=1) location 'd1'" in (
@@ -142,7 +143,7 @@ def iceberg_topic_logged() -> dict:
 
 
 def test_an_iceberg_topic_stores_each_version_it_lacks_by_one_merge_in_order():
-    engine = Engine(
+    engine = RecordedEngine(
         {COMMITTED: [(3, "d3"), (1, "d1"), (2, "d2")], "select coalesce(max(_offset)": [(1,)]}
     )
     assert changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts") == [2, 3]
@@ -160,10 +161,10 @@ def test_an_iceberg_version_another_run_stored_first_is_not_stored_again():
     taken = RuntimeError("SparkRuntimeException: jammi: topic offset already claimed: 2")
     conflict = RuntimeError("ValidationException: Found conflicting files that can contain")
     answers = {COMMITTED: [(2, "d2")], "select coalesce(max(_offset)": [(1,)]}
-    engine = Engine({**answers, "merge into": taken})
+    engine = RecordedEngine({**answers, "merge into": taken})
     assert changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts") == []
 
-    class ConflictThenTaken(Engine):
+    class ConflictThenTaken(RecordedEngine):
         def __call__(self, sql):
             if sql.startswith("merge into"):
                 self.statements.append(sql)
@@ -178,6 +179,6 @@ def test_an_iceberg_version_another_run_stored_first_is_not_stored_again():
 
 def test_other_errors_of_an_iceberg_version_store_are_raised():
     answers = {COMMITTED: [(1, "d1")], "select coalesce(max(_offset)": [(0,)]}
-    engine = Engine({**answers, "merge into": RuntimeError("[PATH_NOT_FOUND] d1")})
+    engine = RecordedEngine({**answers, "merge into": RuntimeError("[PATH_NOT_FOUND] d1")})
     with pytest.raises(RuntimeError, match="PATH_NOT_FOUND"):
         changelog_iceberg.publish(engine, iceberg_topic_logged(), "s.accounts")

@@ -12,6 +12,7 @@ import pytest
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog_phases
+from tests.unit.recorded_engine import RecordedEngine
 
 
 class Relation(SimpleNamespace):
@@ -20,23 +21,6 @@ class Relation(SimpleNamespace):
 
 
 RELATION = Relation(schema="s", identifier="accounts", database=None)
-
-
-class Engine:
-    """Answers statements by their first words; records every statement."""
-
-    def __init__(self, answers: dict[str, Any] | None = None) -> None:
-        self.answers = answers or {}
-        self.statements: list[str] = []
-
-    def __call__(self, sql: str) -> Any:
-        self.statements.append(sql)
-        for prefix, answer in self.answers.items():
-            if sql.startswith(prefix):
-                if isinstance(answer, Exception):
-                    raise answer
-                return answer
-        return []
 
 
 def definition(**config: Any) -> dict:
@@ -57,21 +41,23 @@ def test_a_format_without_a_readable_history_is_refused(file_format):
 
 
 def test_a_name_another_model_holds_is_refused_and_a_missing_registry_holds_none():
-    taken = Engine({"select relation_name": [("orders_topic",)]})
+    taken = RecordedEngine({"select relation_name": [("orders_topic",)]})
     with pytest.raises(JammiValidationError) as raised:
         changelog_phases.check_name_free(taken, definition(), "s.topics", "s")
     assert "'accounts.changes' is already used by model 'orders_topic'" in str(raised.value)
-    missing = Engine({"select relation_name": RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] s.topics")})
+    missing = RecordedEngine(
+        {"select relation_name": RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] s.topics")}
+    )
     changelog_phases.check_name_free(missing, definition(), "s.topics", "s")
 
 
 def test_a_new_table_over_an_earlier_tables_events_is_refused():
     topic = {"name": "accounts.changes"}
-    held = Engine({"select count(*)": [(3,)]})
+    held = RecordedEngine({"select count(*)": [(3,)]})
     with pytest.raises(JammiValidationError, match="holds 3 event"):
         changelog_phases.check_no_earlier_events(held, definition(), topic, "s.__t", "s.topics")
     changelog_phases.check_no_earlier_events(
-        Engine({"select count(*)": [(0,)]}), definition(), topic, "s.__t", "s.topics"
+        RecordedEngine({"select count(*)": [(0,)]}), definition(), topic, "s.__t", "s.topics"
     )
 
 
@@ -97,18 +83,18 @@ def test_what_preparation_writes(changelog, properties, topic, writes):
 
 
 def test_start_on_an_existing_rewrite_table_records_its_next_version():
-    engine, found = Engine(), state()
+    engine, found = RecordedEngine(), state()
     assert changelog_phases.start(engine, RELATION, found, "parquet") == 8
     assert engine.statements == [
         "alter table s.accounts set tblproperties ('jammi.changelog_since' = '8')"
     ]
     assert found["properties"]["jammi.changelog_since"] == "8"
     # an adopted table (its location is no version directory) starts at its first
-    assert changelog_phases.start(Engine(), RELATION, state("file:/w/accounts"), "orc") == 1
+    assert changelog_phases.start(RecordedEngine(), RELATION, state("file:/w/accounts"), "orc") == 1
 
 
 def test_start_on_delta_turns_the_change_data_feed_on():
-    engine = Engine({"describe history": [(41,)]})
+    engine = RecordedEngine({"describe history": [(41,)]})
     assert changelog_phases.start(engine, RELATION, state(), "delta") == 42
     assert (
         "'delta.enableChangeDataFeed' = 'true', 'jammi.changelog_since' = '42'"
@@ -117,7 +103,7 @@ def test_start_on_delta_turns_the_change_data_feed_on():
 
 
 def test_start_keeps_a_recorded_version_and_a_new_table_starts_at_its_first():
-    engine = Engine()
+    engine = RecordedEngine()
     assert (
         changelog_phases.start(engine, RELATION, state(**{"jammi.changelog_since": "5"}), "parquet")
         == 5
@@ -128,7 +114,7 @@ def test_start_keeps_a_recorded_version_and_a_new_table_starts_at_its_first():
 
 
 def test_stop_forgets_the_first_version_only_when_recorded():
-    engine = Engine()
+    engine = RecordedEngine()
     changelog_phases.stop(engine, RELATION, state())
     assert engine.statements == []
     changelog_phases.stop(engine, RELATION, state(**{"jammi.changelog_since": "5"}))
@@ -149,27 +135,31 @@ def with_topic(file_format: str, since: int = 1) -> dict:
 
 
 def test_repair_attaches_a_committed_unpublished_version_once():
-    unpublished = Engine({"show partitions": [("_offset=6",)]})
+    unpublished = RecordedEngine({"show partitions": [("_offset=6",)]})
     changelog_phases.repair(unpublished, with_topic("parquet"), RELATION, state())
     assert unpublished.statements[-1] == (
         "alter table s.__topic_a add partition (_offset=7) "
         "location 'file:/w/__topic_a/_staging/changes_v0000000007_r'"
     )
-    published = Engine({"show partitions": [("_offset=6",), ("_offset=7",)]})
+    published = RecordedEngine({"show partitions": [("_offset=6",), ("_offset=7",)]})
     changelog_phases.repair(published, with_topic("parquet"), RELATION, state())
     assert published.statements == ["show partitions s.__topic_a"]
     # versions before the changelog started are never published
-    early = Engine()
+    early = RecordedEngine()
     changelog_phases.repair(early, with_topic("parquet", since=8), RELATION, state())
     assert early.statements == []
 
 
 def test_delta_publish_appends_the_versions_above_the_high_water_mark():
-    engine = Engine({"select coalesce(max(_offset), 0)": [(4,)], "describe history": [(6,)]})
+    engine = RecordedEngine(
+        {"select coalesce(max(_offset), 0)": [(4,)], "describe history": [(6,)]}
+    )
     changelog_phases.publish(engine, with_topic("delta", since=2), RELATION, None)
     append = engine.statements[-1]
     assert append.startswith("insert into s.__topic_a select cast(table_version + 1 as bigint)")
     assert "from table_changes('`s`.`accounts`', 4, 6)" in append
-    caught_up = Engine({"select coalesce(max(_offset), 0)": [(7,)], "describe history": [(6,)]})
+    caught_up = RecordedEngine(
+        {"select coalesce(max(_offset), 0)": [(7,)], "describe history": [(6,)]}
+    )
     changelog_phases.publish(caught_up, with_topic("delta"), RELATION, None)
     assert not any(s.startswith("insert") for s in caught_up.statements)

@@ -15,6 +15,7 @@ from dbt.adapters.jammi.mutable_table.versions import (
     kept_version_phases,
     kept_versions,
 )
+from tests.unit.recorded_engine import RecordedEngine
 
 BASE = "file:/w/s.db/orders"
 TABLE = "s.orders"
@@ -41,23 +42,6 @@ def log_row(version: int) -> tuple:
     )
 
 
-class Runner:
-    """Answers statements by their first matching prefix and records them in order."""
-
-    def __init__(self, answers: dict[str, object]):
-        self.answers = answers
-        self.statements: list[str] = []
-
-    def __call__(self, sql: str):
-        self.statements.append(sql)
-        for prefix, answer in self.answers.items():
-            if sql.startswith(prefix):
-                if isinstance(answer, Exception):
-                    raise answer
-                return answer
-        raise AssertionError(f"unexpected statement: {sql}")
-
-
 def delta_row(version: int, inserted: int) -> tuple:
     """A DESCRIBE HISTORY row: version, timestamp, ..., operation, ..., operationMetrics."""
     when = datetime.fromtimestamp(version * 100, tz=timezone.utc).replace(tzinfo=None)
@@ -82,27 +66,33 @@ def delta_row(version: int, inserted: int) -> tuple:
 
 
 def test_history_reads_the_formats_own_record():
-    parquet = Runner({"select version, location": [log_row(1), log_row(2)]})
+    parquet = RecordedEngine(
+        strict=True, answers={"select version, location": [log_row(1), log_row(2)]}
+    )
     rows = kept_version_phases.history(parquet, TABLE, "parquet", loc(2), 5)
     assert [r["version"] for r in rows] == [2, 1]
     assert parquet.statements[0].endswith(f"from parquet.`{kept_versions.log_glob(BASE)}`")
 
-    iceberg = Runner({"select": []})
+    iceberg = RecordedEngine(strict=True, answers={"select": []})
     assert kept_version_phases.history(iceberg, TABLE, "iceberg", None, 5) == []
     assert iceberg.statements == [iceberg_snapshots.history_sql(TABLE)]
 
 
 def test_a_table_without_a_version_log_lists_its_current_version_only():
-    missing = Runner({"select version": Exception("[PATH_NOT_FOUND] Path does not exist")})
+    missing = RecordedEngine(
+        strict=True, answers={"select version": Exception("[PATH_NOT_FOUND] Path does not exist")}
+    )
     rows = kept_version_phases.history(missing, TABLE, "parquet", loc(1), 5)
     assert [(r["version"], r["inserts"], r["current"]) for r in rows] == [(1, None, True)]
-    other = Runner({"select version": Exception("permission denied")})
+    other = RecordedEngine(strict=True, answers={"select version": Exception("permission denied")})
     with pytest.raises(Exception, match="permission denied"):
         kept_version_phases.history(other, TABLE, "parquet", loc(1), 5)
 
 
 def test_a_kept_parquet_version_is_read_by_its_directory():
-    runner = Runner({"select version, location": [log_row(1), log_row(2), log_row(3)]})
+    runner = RecordedEngine(
+        strict=True, answers={"select version, location": [log_row(1), log_row(2), log_row(3)]}
+    )
     kept = kept_version_phases.kept_version(
         runner, TABLE, "orders", "parquet", loc(3), 5, "as_of", version=2
     )
@@ -114,7 +104,9 @@ def test_a_kept_parquet_version_is_read_by_its_directory():
 
 
 def test_a_version_beyond_versions_kept_is_refused_naming_the_model():
-    runner = Runner({"select version, location": [log_row(1), log_row(2), log_row(3)]})
+    runner = RecordedEngine(
+        strict=True, answers={"select version, location": [log_row(1), log_row(2), log_row(3)]}
+    )
     with pytest.raises(run_errors.MutableRunError, match="orders.*version 1 is not kept"):
         kept_version_phases.kept_version(
             runner, TABLE, "orders", "parquet", loc(3), 2, "rollback", version=1
@@ -122,7 +114,9 @@ def test_a_version_beyond_versions_kept_is_refused_naming_the_model():
 
 
 def test_a_delta_version_is_read_by_time_travel_once_it_is_kept():
-    runner = Runner({"describe history": [delta_row(0, 3), delta_row(1, 2)]})
+    runner = RecordedEngine(
+        strict=True, answers={"describe history": [delta_row(0, 3), delta_row(1, 2)]}
+    )
     kept = kept_version_phases.kept_version(
         runner, TABLE, "orders", "delta", None, 5, "as_of", version=0
     )
@@ -133,7 +127,7 @@ def test_a_delta_version_is_read_by_time_travel_once_it_is_kept():
 
 
 def test_a_version_that_is_no_whole_number_fails_before_any_read():
-    runner = Runner({})
+    runner = RecordedEngine(strict=True, answers={})
     with pytest.raises(run_errors.MutableRunError, match="whole number"):
         kept_version_phases.kept_version(runner, TABLE, "orders", "delta", None, 5, "s", "12")
     assert runner.statements == []
@@ -141,12 +135,14 @@ def test_a_version_that_is_no_whole_number_fails_before_any_read():
 
 def test_a_time_names_the_version_current_then():
     history = [delta_row(0, 3), delta_row(1, 2), delta_row(2, 1)]  # committed at 0, 100, 200 s
-    by_millis = Runner({"describe history": history})
+    by_millis = RecordedEngine(strict=True, answers={"describe history": history})
     kept = kept_version_phases.kept_version(
         by_millis, TABLE, "orders", "delta", None, 5, "s", timestamp=150_000
     )
     assert kept["version"] == 1
-    by_text = Runner({"describe history": history, "select unix_millis": [(250_000,)]})
+    by_text = RecordedEngine(
+        strict=True, answers={"describe history": history, "select unix_millis": [(250_000,)]}
+    )
     kept = kept_version_phases.kept_version(
         by_text, TABLE, "orders", "delta", None, 5, "s", timestamp="1970-01-01 00:04:10"
     )
@@ -162,7 +158,9 @@ def test_rollback_statements_align_the_kept_rows_with_todays_columns():
         "storage_key": ["id"],
     }
     source = f"{TABLE} version as of 0"
-    runner = Runner({"describe query": [("id", "bigint", None), ("name", "string", None)]})
+    runner = RecordedEngine(
+        strict=True, answers={"describe query": [("id", "bigint", None), ("name", "string", None)]}
+    )
     statements = kept_version_phases.rollback_statements(runner, definition, TABLE, source)
     assert runner.statements == [f"describe query select * from {source}"]
     assert "cast(null as int) as `added`" in statements["target_sql"]
