@@ -37,10 +37,10 @@ from dbt.adapters.jammi.engine.session import (
     cached_capabilities,
     remember_capabilities,
 )
-from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
 from dbt.adapters.jammi.mutable_table.table_properties import describe_properties
 from dbt.adapters.jammi.mutable_table.tblproperties_config import validate_tblproperties
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import validate_expire_snapshots
@@ -73,7 +73,7 @@ def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
 
 
 class JammiAdapter(
-    MutableCommitAdapterMixin,
+    MutableRunAdapterMixin,
     VersionsAdapterMixin,
     MutableRulesAdapterMixin,
     TopicAdapterMixin,
@@ -169,7 +169,6 @@ class JammiAdapter(
 
     # --- definitions -------------------------------------------------------------
 
-    @available
     def mutable_table_definition(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
@@ -261,7 +260,6 @@ class JammiAdapter(
     def iceberg_available(self) -> bool:
         return self.session_capabilities().iceberg
 
-    @available
     def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
         """``auto`` picks, in this order: delta when the session has Delta Lake active,
         iceberg when its session catalog is Iceberg's (and Delta is absent), else parquet."""

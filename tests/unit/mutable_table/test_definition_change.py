@@ -21,7 +21,7 @@ def defn(**config):
 
 
 def reconcile(stored, batch, stored_format="parquet", requested="auto", columns=STORED_COLUMNS):
-    return MutableTableAdapterMixin.mutable_reconcile_schema(
+    return MutableTableAdapterMixin.reconcile_stored_schema(
         None, "prices", batch, columns, stored, stored_format, requested
     )
 

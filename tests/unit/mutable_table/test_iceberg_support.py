@@ -13,7 +13,6 @@ from dbt.adapters.jammi.mutable_table.iceberg_support import (
     check_file_format_support,
     iceberg_refusal,
 )
-from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_table.versions import iceberg_snapshots
 from tests.unit.rejections import rejects
 
@@ -66,7 +65,7 @@ def iceberg_run_checks(model: str, columns: dict, config: dict) -> None:
     session = SimpleNamespace(delta_available=lambda: False, iceberg_available=lambda: True)
     file_format = JammiAdapter.resolve_file_format(session, config["file_format"], model)
     assert file_format == "iceberg"
-    MutableTableAdapterMixin.mutable_check_file_format_support(None, definition, file_format, model)
+    check_file_format_support(definition, file_format, model)
 
 
 @pytest.mark.parametrize("model", ICEBERG_MODELS)

@@ -1,9 +1,9 @@
-"""The mutable_table methods about a batch that drifts from the stored table
-(``adapter.mutable_*``): its schema against the stored one and what evolves in place
-(schema_reconciliation, schema_evolution), values a narrower column must hold exactly
-(exact_casts), rows delivered more than once (redelivery), and a table another
-materialization built (adoption). Mixed into JammiAdapter through
-``MutableTableAdapterMixin`` (table_adapter.py)."""
+"""The mutable_table steps about a batch that drifts from the stored table: its schema
+against the stored one and what evolves in place (schema_reconciliation,
+schema_evolution), values a narrower column must hold exactly (exact_casts), and a table
+another materialization built (adoption). The run's start calls them
+(run_adapter.py); Jinja calls ``adapter.mutable_evolve_schema``. Mixed into
+JammiAdapter through ``MutableTableAdapterMixin`` (table_adapter.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
     adoption,
     exact_casts,
-    redelivery,
     schema_evolution,
     schema_reconciliation,
 )
@@ -29,8 +28,7 @@ class MutableDriftAdapterMixin(StatementsMixin):
 
     # --- definition after a schema change -------------------------------------
 
-    @available
-    def mutable_reconcile_schema(
+    def reconcile_stored_schema(
         self,
         model_name: str,
         batch_definition: Mapping[str, Any],
@@ -93,8 +91,25 @@ class MutableDriftAdapterMixin(StatementsMixin):
                     raise
                 raise refusal from None
 
-    @available
-    def mutable_check_exact_values(
+    def _reconciled_schema(
+        self,
+        model_name: str,
+        batch_definition: Mapping[str, Any],
+        state: Mapping[str, Any],
+        requested_file_format: Optional[str],
+    ) -> dict[str, Any]:
+        """``reconcile_stored_schema`` against a stored table's state."""
+        return self.reconcile_stored_schema(
+            model_name,
+            batch_definition,
+            state["columns"],
+            state["definition"],
+            state["file_format"],
+            requested_file_format,
+            state["table_properties"],
+        )
+
+    def _check_exact_values(
         self,
         model_name: str,
         definition: Mapping[str, Any],
@@ -150,18 +165,4 @@ class MutableDriftAdapterMixin(StatementsMixin):
             "add_tenant_column": plan.add_tenant_column,
             "key": plan.key,
             "violations_sql": plan.violations_sql,
-        }
-
-    @available
-    def mutable_redelivery_plan(
-        self, definition: Mapping[str, Any], batch_source: str, batch_columns: Sequence[Any]
-    ) -> dict[str, Any]:
-        """How the run treats rows that are identical in every output column (at-least-once
-        delivery, redelivery.py): the collapsed batch, and whether the run collapses it
-        from the start (``always``) or only when the key check finds duplicates."""
-        columns = [[str(c[0]), str(c[1])] for c in batch_columns]
-        return {
-            "collapsed_source": redelivery.collapsed_batch_sql(batch_source, columns),
-            "always": redelivery.collapses_always(definition),
-            "on_rejection": list(redelivery.DUPLICATE_KINDS),
         }

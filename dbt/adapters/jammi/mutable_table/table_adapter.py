@@ -19,9 +19,9 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
-from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.common.validation import sql_string_literal, validate_registry_schema
 from dbt.adapters.jammi.engine import storage
-from dbt.adapters.jammi.engine.describe import query_columns, result_rows
+from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
     run_config,
     run_errors,
@@ -31,7 +31,6 @@ from dbt.adapters.jammi.mutable_table import (
 )
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
-from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
@@ -49,11 +48,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     config: Any
 
     @available
-    def mutable_query_columns(self, describe_rows: Any) -> list[list[str]]:
-        """(name, type) pairs from ``DESCRIBE QUERY`` rows (col_name, data_type, comment)."""
-        return query_columns(result_rows(describe_rows))
-
-    @available
     def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
         """The definition as recorded on the table and in the registry (without what
         the run added to it, table_properties.RECORDED_KEYS)."""
@@ -66,49 +60,11 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         that Spark's property redaction cannot hide it."""
         return table_properties.encode_definition(self.mutable_definition_json(definition))
 
-    @available
-    def mutable_parse_definition(self, text: Any) -> Optional[dict[str, Any]]:
-        """A definition recorded in the registry (plain JSON)."""
-        return table_properties.parse_definition(text)
-
     # --- run options -------------------------------------------------------------
 
     @available
     def mutable_full_refresh_allowed(self, flag: Any, config_value: Any) -> bool:
         return run_config.full_refresh_allowed(flag, config_value)
-
-    @available
-    def mutable_definition_config(self, model: Mapping[str, Any]) -> dict[str, Any]:
-        """model.config without the dbt defaults a mutable table does not share."""
-        return run_config.definition_config(
-            model.get("config") or {}, model.get("unrendered_config") or {}
-        )
-
-    @available
-    def mutable_check_file_format_support(
-        self, definition: Mapping[str, Any], file_format: str, model_name: str
-    ) -> str:
-        """Refuse an option the resolved format cannot keep (iceberg_support.py)."""
-        check_file_format_support(definition, file_format, model_name)
-        return ""
-
-    @available
-    def mutable_requested_file_format(self, model: Mapping[str, Any]) -> str:
-        config = model.get("config") or {}
-        return run_config.requested_file_format(
-            model.get("unrendered_config") or {}, config.get("file_format")
-        )
-
-    @available
-    def mutable_failure_phase(self, value: Any) -> Optional[str]:
-        """The phase a test asked to fail at (var 'jammi_fail_at'), validated."""
-        if value in (None, ""):
-            return None
-        if value not in run_errors.FAILURE_PHASES:
-            raise run_errors.MutableRunError(
-                f"var jammi_fail_at={value!r} is not one of {', '.join(run_errors.FAILURE_PHASES)}"
-            )
-        return str(value)
 
     # --- locations and versions --------------------------------------------------
 
@@ -127,23 +83,24 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         subject: Optional[str] = None,
         adopt: Optional[Mapping[str, Any]] = None,
         model_name: Optional[str] = None,
-        requested_file_format: Optional[str] = None,
+        registry_schema: Optional[str] = None,
     ) -> dict[str, Any]:
         """What a run or an operation knows of an existing mutable table before it plans,
         from one ``describe table extended``: its ``jammi.*`` properties, file format,
         current version directory (the rewrite formats), recorded definition, every
         table property and its columns. ``adopt`` (a run whose table another
-        materialization built): that table checked for adoption instead, or nothing to
-        keep when the run rebuilds it. Anything else that is not a mutable table is a
-        clear error (``subject``: the operation that met it)."""
+        materialization built: the batch's ``definition``, the bound ``tenant``, the
+        ``requested`` file format): that table checked for adoption instead, or nothing
+        to keep when the run rebuilds it. Anything else that is not a mutable table is a
+        clear error (``subject``: the operation that met it). A definition Spark redacted
+        (written before the hex encoding) is read from the registry
+        (``registry_schema``), and the run rewrites the property."""
         described = self._execute_trusted(f"describe table extended {relation}")
         rows = result_rows(described)
         properties = table_properties.describe_properties(rows)
         ours = properties.get("jammi.kind") == "mutable_table"
         if not ours and adopt is not None:
-            return self._adopted_table_state(
-                relation, described, rows, adopt, str(model_name), requested_file_format
-            )
+            return self._adopted_table_state(relation, described, rows, adopt, str(model_name))
         if not ours:
             raise table_properties.foreign_table_error(str(relation), subject, model_name)
         file_format = properties.get("jammi.file_format") or (
@@ -151,17 +108,35 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         )
         location = self._refreshed_location(relation, rows, file_format)
         definition = table_properties.stored_definition(properties)
+        stale = definition is None and properties.get("jammi.definition") is not None
+        if stale:
+            named = f"model '{model_name}'" if model_name else (subject or str(relation))
+            definition = self._registered_definition(relation, registry_schema, named)
         return {
             "properties": properties,
             "file_format": file_format,
             "location": location,
             "definition": definition,
-            # written before the hex encoding and redacted by Spark: the registry has it
-            # (fetch_mutable_table_state), and the run rewrites the property
-            "property_stale": definition is None and properties.get("jammi.definition") is not None,
+            "property_stale": stale,
             "table_properties": tblproperties_config.describe_table_properties(rows),
             "columns": self._describe_columns(relation, described),
         }
+
+    def _registered_definition(
+        self, relation: Any, registry_schema: Optional[str], subject: str
+    ) -> Optional[dict[str, Any]]:
+        """The latest definition the registry holds for ``relation``, or None."""
+        schema = validate_registry_schema(registry_schema, subject) or str(relation.schema)
+        if not self._table_listed(f"{schema}.mutable_tables"):
+            return None
+        registry = relation.incorporate(
+            path={"schema": schema, "identifier": "mutable_tables"}, type="table"
+        )
+        rows = self._run_sql(
+            f"select definition from {registry} where relation = "
+            f"{sql_string_literal(str(relation))} order by registered_at desc limit 1"
+        )
+        return table_properties.parse_definition(rows[0][0]) if rows else None
 
     def _refreshed_location(
         self, relation: Any, rows: Sequence[Sequence[Any]], file_format: Optional[str]
@@ -191,7 +166,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         rows: Sequence[Sequence[Any]],
         adopt: Mapping[str, Any],
         model_name: str,
-        requested_file_format: Optional[str],
     ) -> dict[str, Any]:
         """The state of a table another materialization built (adoption.sql): checked
         for adoption before anything is written; with ``rebuild`` the run drops it and
@@ -213,7 +187,7 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             adopt["definition"],
             rows,
             columns,
-            requested_file_format,
+            adopt.get("requested"),
             adopt.get("tenant"),
         )
         return {
@@ -227,16 +201,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             "adoption": adopt,
             "adoption_plan": plan,
         }
-
-    @available
-    def mutable_changed_tblproperties(
-        self, definition: Mapping[str, Any], current: Mapping[str, str]
-    ) -> dict[str, str]:
-        """The model's ``tblproperties`` the existing table does not hold yet
-        (mutable_table/tblproperties_config.py)."""
-        return tblproperties_config.changed_properties(
-            definition.get("tblproperties") or {}, current
-        )
 
     @available
     def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:

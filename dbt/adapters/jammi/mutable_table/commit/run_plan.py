@@ -35,6 +35,7 @@ from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
     merges_batch,
     plans_checked_batch,
 )
+from dbt.adapters.jammi.mutable_table.redelivery import DUPLICATE_KINDS
 from dbt.adapters.jammi.mutable_table.rules.tombstones import retention_ms
 
 # How many times an existing table's run plans and commits before it gives up on
@@ -52,6 +53,9 @@ class RunPlan:
     counts_from_merge: bool
     attempts: int
     writes_first: tuple[str, ...]
+    # the batch checks' findings after which the batch is tried again with its
+    # identical rows collapsed (at-least-once delivery, redelivery.py)
+    collapse_on: tuple[str, ...] = DUPLICATE_KINDS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -274,8 +274,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     def changelog_first_version_of_new_table(self, file_format: str) -> int:
         return changelog.first_version_of_new_table(file_format)
 
-    @available
-    def changelog_check(
+    def _changelog_check(
         self, definition: dict[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
         """Everything that refuses a changelog run, read before anything is written: the
@@ -310,12 +309,12 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         checked: Optional[dict[str, Any]] = None,
     ) -> Optional[dict[str, Any]]:
         """Before the plan: register the changelog topic unless ``checked`` (what
-        ``changelog_check`` returned; it runs here when not given) found it, and record
+        ``_changelog_check`` returned; it runs here when not given) found it, and record
         the first version it publishes. The run's changelog topic: {backing, location,
         file_format, since}; None when the changelog is off (a table that had one
         forgets its first version)."""
         if checked is None:
-            checked = self.changelog_check(definition, relation, state, file_format)
+            checked = self._changelog_check(definition, relation, state, file_format)
         topic = checked["topic"]
         if not definition.get("changelog"):
             changelog_phases.stop(self._run_sql, relation, state)

@@ -37,23 +37,6 @@
 {%- endmacro %}
 
 
-{#-- The batch a run writes. A `tenant_from` model speaks for every tenant; a run bound to
-     a tenant writes only that tenant's rows, so it takes the rows whose tenant_from
-     column names the bound tenant and skips the others -- other tenants' rows and the
-     shared (NULL) rows, which only an unbound run writes -- and logs how many it
-     skipped. Otherwise the batch is `batch_source` as is. --#}
-{% macro mutable_bound_batch_source(definition, batch_source, tenant) -%}
-  {%- if tenant is none or not definition.tenant_from -%}{{ return(batch_source) }}{%- endif -%}
-  {%- set column = adapter.quote_column(definition.tenant_from) -%}
-  {%- set own = column ~ ' = ' ~ adapter.sql_string(tenant) -%}
-  {%- set skipped = jammi_engine_query('select count(*) from ' ~ batch_source ~ ' as batch where not coalesce(' ~ own ~ ', false)').rows[0][0] -%}
-  {%- if skipped -%}
-    {{ log("mutable_table '" ~ model.name ~ "': a run bound to tenant '" ~ tenant ~ "' writes only that tenant's rows of a tenant_from model; skipped " ~ skipped ~ " row(s) whose " ~ definition.tenant_from ~ " names another tenant or none (shared rows). An unbound run writes every tenant's rows.", info=true) }}
-  {%- endif -%}
-  {{ return('(select * from ' ~ batch_source ~ ' as batch where ' ~ own ~ ')') }}
-{%- endmacro %}
-
-
 {#-- The stored rows a run may change: a bound run only its tenant's rows; an unbound run
      with tenant_from every row (the model speaks for all tenants); otherwise the shared
      rows. Rows outside this scope are never in a change set. --#}

@@ -135,7 +135,7 @@ where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
      its snapshot, commit/iceberg_merge.py) with one batch-sourced MERGE. Returns what
      plan_and_apply_mutable_batch returns. A batch check that stops the MERGE fails the
      run with the check's samples (nothing was written). --#}
-{% macro apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format='delta') -%}
+{% macro apply_merge_batch(plan, definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format='delta') -%}
   {#-- hard_deletes: delete declares the batch the scope's complete set: a snapshot feed.
        Delta is given only its changes (get_merge_batch_changes_sql: Delta then touches
        only the files holding them); Iceberg the batch itself, with WHEN NOT MATCHED BY
@@ -144,7 +144,7 @@ where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
   {%- set changes_only = definition.hard_deletes == 'delete' and file_format == 'delta' -%}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, changes_only) -%}
   {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql, iceberg_target=target_relation if file_format == 'iceberg' else none) -%}
-  {%- if merged.get('rejected') in adapter.mutable_redelivery_plan(definition, batch_source, []).on_rejection -%}
+  {%- if merged.get('rejected') in plan.collapse_on -%}
     {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
     {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
   {%- elif merged.get('rejected') -%}

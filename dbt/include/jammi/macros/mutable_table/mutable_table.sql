@@ -14,13 +14,6 @@
   {%- set replaced_view = existing_relation if existing_relation is not none and existing_relation.is_view else none -%}
   {%- set existing_relation = none if replaced_view is not none else existing_relation -%}
   {%- set tenant = jammi_bound_tenant() -%}
-  {%- set fail_at = adapter.mutable_failure_phase(var('jammi_fail_at', none)) -%}
-  {%- set run_id = adapter.mutable_run_id() -%}
-  {%- set committed_location = none -%}
-  {%- set rebuild = existing_relation is not none and adapter.mutable_full_refresh_allowed(flags.FULL_REFRESH, config.get('full_refresh')) -%}
-  {%- if existing_relation is not none and flags.FULL_REFRESH and not rebuild -%}
-    {%- do exceptions.warn("mutable_table '" ~ model.name ~ "': --full-refresh ignored, the stored state is kept (a mutable table holds state its model cannot rebuild). Set config full_refresh: true on the model to allow rebuilding it from the model's output.") -%}
-  {%- endif -%}
   {#-- in a bound run, the model's SQL with its tenant-scoped reads scoped (or the run
        fails here); it is inlined in this node's own statements, which read the whole
        table to plan and rewrite it and so run trusted until the post-hooks --#}
@@ -28,66 +21,41 @@
   {{ run_hooks(pre_hooks) }}
   {%- do adapter.tenant_guard_trust(true) -%}
 
-  {#-- 2. batch: the model's output, validated before anything is written; its SQL is
-       inlined wherever the run reads the batch (mutable_batch_source) --#}
-  {%- set batch_columns = fetch_query_columns(compiled_code) -%}
-  {%- set batch_definition = adapter.mutable_table_definition(model.name, batch_columns, adapter.mutable_definition_config(model)) -%}
-  {#-- a table another materialization built is adopted, keeping its rows (adoption.sql) --#}
-  {%- set adopt = {'rebuild': true} if rebuild else {'definition': batch_definition, 'tenant': tenant} -%}
-  {%- set state = fetch_mutable_table_state(existing_relation, adopt=adopt) if existing_relation is not none else none -%}
-  {%- set adopting = state is not none and not rebuild and state.get('adoption') is not none -%}
-  {%- if state is none or rebuild -%}
-    {%- set definition = batch_definition -%}
-    {%- set file_format = adapter.resolve_file_format(adapter.mutable_requested_file_format(model), model.name) -%}
-    {%- set new_columns = [] -%}
-    {%- set checked_casts = [] -%}
-    {%- set evolution = [] -%}
-  {%- else -%}
-    {%- set reconciled = adapter.mutable_reconcile_schema(model.name, batch_definition, state.columns, state.definition, state.file_format, adapter.mutable_requested_file_format(model), state.table_properties) -%}
-    {%- set definition = reconciled.definition -%}
-    {%- set file_format = state.file_format -%}
-    {%- set new_columns = reconciled.new_columns -%}
-    {%- set checked_casts = reconciled.checked_casts -%}
-    {#-- types widened, struct fields added, columns dropped in place (schema_evolution.py) --#}
-    {%- set evolution = get_schema_evolution_sql(target_relation, reconciled) -%}
+  {#-- 2. the run's start (run_start.py), one call, nothing written: the batch's columns
+       and the model's definition; the stored table (or a table another materialization
+       built, adopted keeping its rows: adoption.sql); the definition the run applies,
+       its schema changes and new tblproperties; the format's and the changelog's
+       refusals; the batch scoped to a bound tenant, its values checked where a narrower
+       stored column must hold them exactly (exact_casts.py), identical rows collapsed
+       where a sum would add them twice (redelivery.py); and the run's plan
+       (commit/run_plan.py): its path, and where the batch checks run. When nothing
+       before it writes, the first statement that writes checks the batch on its way in
+       (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE (merge_batch.sql)
+       or the rewrite formats' staged change set; every other run checks it below, in a
+       query of its own --#}
+  {%- set start = adapter.mutable_run_start(model, existing_relation, compiled_code, tenant, flags.FULL_REFRESH, var('jammi_fail_at', none)) -%}
+  {%- if start.full_refresh_ignored -%}
+    {%- do exceptions.warn("mutable_table '" ~ model.name ~ "': --full-refresh ignored, the stored state is kept (a mutable table holds state its model cannot rebuild). Set config full_refresh: true on the model to allow rebuilding it from the model's output.") -%}
   {%- endif -%}
-  {#-- the model's tblproperties the existing table does not hold yet (set below) --#}
-  {%- set new_properties = adapter.mutable_changed_tblproperties(definition, state.table_properties) if state is not none and not rebuild else {} -%}
-  {%- do definition.update({'batch_columns': batch_columns | map(attribute=0) | list}) -%}
-  {%- do adapter.mutable_check_file_format_support(definition, file_format, model.name) -%}
-  {#-- changelog: what refuses it, read before anything is written (rules/changelog_phases.py) --#}
-  {%- set changelog = adapter.changelog_check(definition, target_relation, none if rebuild else state, file_format) -%}
-  {%- set batch_source = mutable_bound_batch_source(definition, mutable_batch_source(compiled_code), tenant) -%}
-  {#-- exact or refused: a batch value a narrower stored column cannot hold exactly, or
-       that the file format would not read back, fails the run here, before anything is
-       written (mutable_table/exact_casts.py) --#}
-  {%- do adapter.mutable_check_exact_values(model.name, definition, checked_casts, file_format, batch_source) -%}
-  {#-- at-least-once delivery: rows identical in every column are one change; collapsed
-       from the start where a sum would add them twice, else only when the key check
-       finds duplicates (mutable_table/redelivery.py) --#}
-  {%- set redelivery = adapter.mutable_redelivery_plan(definition, batch_source, batch_columns) -%}
-  {%- set collapsed = none -%}
-  {%- if redelivery.always -%}
-    {%- set collapsed = fetch_collapsed_row_count(batch_source, redelivery.collapsed_source) -%}
-    {%- set batch_source = redelivery.collapsed_source -%}
-  {%- endif -%}
-  {#-- the run's plan (commit/run_plan.py): its path, and where the batch checks run.
-       When nothing before it writes, the first statement that writes checks the batch
-       on its way in (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE
-       (merge_batch.sql) or the rewrite formats' staged change set; every other run
-       checks it here, in a query of its own --#}
-  {%- set plan = adapter.mutable_run_plan(definition, file_format, state is not none and not rebuild, {
-        'rebuild': rebuild, 'adoption': adopting, 'new_columns': new_columns | length > 0,
-        'schema_evolution': evolution | length > 0, 'new_properties': new_properties | length > 0,
-        'changelog': changelog.writes}) -%}
-  {%- do definition.update({'checks_in_plan': plan.checks == 'in_plan'}) -%}
+  {%- set fail_at = start.fail_at -%}
+  {%- set run_id = start.run_id -%}
+  {%- set rebuild = start.rebuild -%}
+  {%- set state = start.state -%}
+  {%- set adopting = start.adopting -%}
+  {%- set definition = start.definition -%}
+  {%- set file_format = start.file_format -%}
+  {%- set new_properties = start.new_properties -%}
+  {%- set batch_source = start.batch_source -%}
+  {%- set redelivery = start.redelivery -%}
+  {%- set collapsed = start.collapsed -%}
+  {%- set plan = start.plan -%}
   {%- if plan.checks == 'separate' -%}
     {%- set checked = apply_mutable_batch_checks(definition, batch_source, tenant, redelivery) -%}
     {%- set batch_source = checked.batch_source -%}
     {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
-  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, changelog)}) -%}
+  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, start.changelog)}) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
        new tblproperties are set first (the run writes under them) --#}
@@ -101,9 +69,9 @@
   {%- if new_properties -%}
     {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}
   {%- endif -%}
-  {%- do adapter.mutable_evolve_schema(model.name, evolution) -%}
-  {%- if new_columns -%}
-    {%- do run_query(get_add_columns_sql(target_relation, new_columns)) -%}
+  {%- do adapter.mutable_evolve_schema(model.name, start.evolution) -%}
+  {%- if start.new_columns -%}
+    {%- do run_query(get_add_columns_sql(target_relation, start.new_columns)) -%}
   {%- endif -%}
   {#-- 3-4. plan (one change set) and apply it; a run whose commit loses to a concurrent
        run (parquet/orc: the version claim; delta: a conflict exception) re-plans against
@@ -187,7 +155,7 @@
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- do definition.update(adapter.mutable_identity_prepare(definition, plan_target, state, file_format)) -%}
   {%- if plan.path == 'merge_batch' -%}
-    {{ return(apply_merge_batch(definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format)) }}
+    {{ return(apply_merge_batch(plan, definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format)) }}
   {%- endif -%}
   {%- set change_set_sql = get_change_set_sql(definition, batch_source, plan_target, tenant, not use_merge) -%}
   {%- if use_merge -%}
@@ -209,7 +177,7 @@
            created, only the empty directory Spark's failed write leaves (removed where
            the adapter reaches the file system); the error names the check, with samples --#}
       {%- do adapter.mutable_remove_empty_dir(fetch_schema_location(target_relation) ~ '/' ~ (change_set_relation.identifier | lower)) -%}
-      {%- if rejected in adapter.mutable_redelivery_plan(definition, batch_source, []).on_rejection -%}
+      {%- if rejected in plan.collapse_on -%}
         {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
         {{ return({'committed': false, 'rejected': rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
       {%- endif -%}

@@ -13,17 +13,6 @@
 {%- endmacro %}
 
 
-{#-- The model's output as a FROM item that every statement reading the batch inlines:
-     its SQL in parentheses (evaluated by each reader, as a view would be), without the
-     statements to create and drop a temp view, and without tying the run to one
-     session's temp views. --#}
-{% macro mutable_batch_source(select_sql) -%}
-  {%- set body = select_sql | trim -%}
-  {%- if body.endswith(';') -%}{%- set body = body[:-1] | trim -%}{%- endif -%}
-  {{ return('(\n' ~ body ~ '\n)') }}
-{%- endmacro %}
-
-
 {#-- The rewrite applier's materialized change set: <identifier>__jammi_changes_<run id>. --#}
 {% macro mutable_staging_relation(target_relation, run_id) -%}
   {{ return(target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__jammi_changes_' ~ run_id}, type='table')) }}
@@ -151,33 +140,6 @@
 {%- endmacro %}
 
 
-{#-- The statements that change the stored schema in place before a run writes
-     (mutable_table/schema_evolution.py): types widened, struct fields added, columns
-     dropped, in that order. --#}
-{% macro get_schema_evolution_sql(target_relation, reconciled) -%}
-  {%- set q = adapter.quote_column -%}
-  {%- set statements = [] -%}
-  {%- for c in reconciled.widened -%}
-    {%- do statements.append('alter table ' ~ target_relation ~ ' alter column ' ~ q(c[0]) ~ ' type ' ~ c[2]) -%}
-  {%- endfor -%}
-  {%- for f in reconciled.added_fields -%}
-    {%- do statements.append('alter table ' ~ target_relation ~ ' add columns (' ~ q(f[0]) ~ '.' ~ q(f[1]) ~ ' ' ~ f[2] ~ ')') -%}
-  {%- endfor -%}
-  {%- if reconciled.dropped -%}
-    {%- set names = [] -%}
-    {%- for c in reconciled.dropped -%}{%- do names.append(q(c)) -%}{%- endfor -%}
-    {%- do statements.append('alter table ' ~ target_relation ~ ' drop columns (' ~ names | join(', ') ~ ')') -%}
-  {%- endif -%}
-  {{ return(statements) }}
-{%- endmacro %}
-
-
-{#-- The (name, type) columns a query outputs, from Spark's analyzer: nothing is created. --#}
-{% macro fetch_query_columns(select_sql) -%}
-  {{ return(adapter.mutable_query_columns(run_query('describe query ' ~ select_sql))) }}
-{%- endmacro %}
-
-
 {% macro fetch_schema_location(relation) -%}
   {%- set rows = run_query('describe schema extended ' ~ relation.schema) -%}
   {{ return(adapter.mutable_location(rows)) }}
@@ -189,27 +151,12 @@
      one `describe table extended`. --#}
 {#-- `subject`: who names the table in an error (default: the model being run; an
      operation passes its own). `adopt`: what a run does with a table another
-     materialization built: {'definition': the batch's, 'tenant': the bound tenant} to
-     adopt it (adoption.sql), {'rebuild': true} when the run rebuilds it; none refuses it. --#}
+     materialization built: {'definition': the batch's, 'tenant': the bound tenant,
+     'requested': the model's file_format} to adopt it (adoption.sql), {'rebuild': true}
+     when the run rebuilds it; none refuses it. A definition Spark redacted is read from
+     the registry. --#}
 {% macro fetch_mutable_table_state(relation, subject=none, adopt=none) -%}
-  {%- set state = adapter.mutable_table_state(relation, subject, adopt,
-        model.name if subject is none else none,
-        adapter.mutable_requested_file_format(model) if adopt is not none else none) -%}
-  {%- if state.property_stale -%}
-    {#-- a definition written before the hex encoding and redacted by Spark: the registry
-         has it, and the run rewrites the property --#}
-    {%- do state.update({'definition': fetch_registered_mutable_definition(relation)}) -%}
-  {%- endif -%}
-  {{ return(state) }}
-{%- endmacro %}
-
-
-{#-- The latest definition the registry holds for `relation`, or none. --#}
-{% macro fetch_registered_mutable_definition(relation) -%}
-  {%- set registry = mutable_registry_relation(relation) -%}
-  {%- if load_relation(registry) is none -%}{{ return(none) }}{%- endif -%}
-  {%- set rows = run_query('select definition from ' ~ registry ~ ' where relation = ' ~ adapter.sql_string(relation | string) ~ ' order by registered_at desc limit 1') -%}
-  {{ return(adapter.mutable_parse_definition(rows.rows[0][0]) if rows.rows | length > 0 else none) }}
+  {{ return(adapter.mutable_table_state(relation, subject, adopt, model.name if subject is none else none, config.get('registry_schema'))) }}
 {%- endmacro %}
 
 

@@ -22,7 +22,7 @@
   {%- do adapter.tenant_guard_trust(true) -%}
   {#-- a changelog table publishes what it expires, like any committed version --#}
   {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, state.file_format)}) -%}
-  {%- set batch_source = mutable_batch_source(mutable_empty_batch_sql(definition)) -%}
+  {%- set batch_source = '(' ~ mutable_empty_batch_sql(definition) ~ ')' -%}
   {%- set plan = adapter.mutable_run_plan(definition, state.file_format, true, {}) -%}
   {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}

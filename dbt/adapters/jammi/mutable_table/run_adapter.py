@@ -1,0 +1,169 @@
+"""The face of a mutable_table run (``adapter.mutable_run_start``): the run's start as
+one call over the wings it draws on, the stored table's state and drift
+(table_adapter, drift_adapter), the changelog (rules_adapter) and the plan
+(commit_adapter). The steps and their order are run_start.py's. Mixed into
+JammiAdapter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.jammi.engine.describe import query_columns, result_rows
+from dbt.adapters.jammi.mutable_table import (
+    redelivery,
+    run_config,
+    run_start,
+    tblproperties_config,
+    version_locations,
+)
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
+from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+
+logger = AdapterLogger("Jammi")
+
+
+class MutableRunAdapterMixin(MutableCommitAdapterMixin, MutableRulesAdapterMixin):
+    """``adapter.mutable_run_start``; mixed into JammiAdapter."""
+
+    def mutable_table_definition(
+        self, model_name: str, columns: Any, config: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        raise NotImplementedError  # JammiAdapter's (impl.py)
+
+    def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
+        raise NotImplementedError  # JammiAdapter's (impl.py)
+
+    @available
+    def mutable_run_start(
+        self,
+        model: Mapping[str, Any],
+        relation: Any,
+        compiled_sql: str,
+        tenant: Optional[str],
+        full_refresh: Any,
+        fail_at: Any = None,
+    ) -> dict[str, Any]:
+        """Everything a run decides and checks before it writes (run_start.py), as a
+        ``RunStart``. ``relation``: the table that holds the model's name, or None (a
+        view that did is dropped by the run: its run is a first run); ``full_refresh``:
+        dbt's flag."""
+        existing = relation is not None
+        model_name = str(model["name"])
+        config = model.get("config") or {}
+        failure = run_start.failure_phase(fail_at)
+        rebuild = bool(existing) and run_config.full_refresh_allowed(
+            full_refresh, config.get("full_refresh")
+        )
+        described = self._execute_trusted(f"describe query {compiled_sql}")
+        batch_columns = query_columns(result_rows(described))
+        batch_definition = self.mutable_table_definition(
+            model_name,
+            batch_columns,
+            run_config.definition_config(config, model.get("unrendered_config") or {}),
+        )
+        requested = run_config.requested_file_format(
+            model.get("unrendered_config") or {}, config.get("file_format")
+        )
+        state = None
+        if existing:
+            adopt: dict[str, Any] = (
+                {"rebuild": True}
+                if rebuild
+                else {"definition": batch_definition, "tenant": tenant, "requested": requested}
+            )
+            state = self.mutable_table_state(
+                relation, None, adopt, model_name, config.get("registry_schema")
+            )
+        kept = state if state is not None and not rebuild else None
+        adopting = kept is not None and kept.get("adoption") is not None
+        if kept is None:
+            definition = batch_definition
+            file_format = self.resolve_file_format(requested, model_name)
+            new_columns: list[list[str]] = []
+            checked_casts: list[list[str]] = []
+            evolution: list[str] = []
+            new_properties: dict[str, str] = {}
+        else:
+            reconciled = self._reconciled_schema(model_name, batch_definition, kept, requested)
+            definition = reconciled["definition"]
+            file_format = kept["file_format"]
+            new_columns = reconciled["new_columns"]
+            checked_casts = reconciled["checked_casts"]
+            evolution = run_start.evolution_statements(str(relation), reconciled)
+            new_properties = tblproperties_config.changed_properties(
+                definition.get("tblproperties") or {}, kept["table_properties"]
+            )
+        definition["batch_columns"] = [name for name, _ in batch_columns]
+        check_file_format_support(definition, file_format, model_name)
+        changelog = self._changelog_check(definition, relation, kept, file_format)
+        source = self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
+        self._check_exact_values(model_name, definition, checked_casts, file_format, source)
+        collapsed_source = redelivery.collapsed_batch_sql(source, batch_columns)
+        collapses: dict[str, Any] = {
+            "collapsed_source": collapsed_source,
+            "always": redelivery.collapses_always(definition),
+            "on_rejection": list(redelivery.DUPLICATE_KINDS),
+        }
+        collapsed = None
+        if collapses["always"]:
+            count = self._run_sql(run_start.collapsed_count_sql(source, collapsed_source))
+            collapsed = int(count[0][0])
+            source = collapsed_source
+        first = run_start.writes_first(
+            rebuild, adopting, new_columns, evolution, new_properties, changelog
+        )
+        plan = self._plan(definition, file_format, kept is not None, first)
+        definition["checks_in_plan"] = plan["checks"] == "in_plan"
+        return run_start.RunStart(
+            fail_at=failure,
+            run_id=version_locations.new_run_id(),
+            rebuild=rebuild,
+            full_refresh_ignored=bool(existing and full_refresh and not rebuild),
+            batch_columns=[list(c) for c in batch_columns],
+            definition=definition,
+            state=state,
+            adopting=adopting,
+            file_format=file_format,
+            new_columns=new_columns,
+            evolution=evolution,
+            new_properties=new_properties,
+            changelog=changelog,
+            batch_source=source,
+            redelivery=collapses,
+            collapsed=collapsed,
+            plan=plan,
+        ).to_dict()
+
+    def _plan(
+        self, definition: Mapping[str, Any], file_format: str, existing: bool, first: Any
+    ) -> dict[str, Any]:
+        spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
+        return plan_run(definition, file_format, existing, first, spark_version).to_dict()
+
+    def _tenant_bound_source(
+        self,
+        model_name: str,
+        definition: Mapping[str, Any],
+        compiled_sql: str,
+        tenant: Optional[str],
+    ) -> str:
+        """The batch as the run reads it: a bound run's rows of a ``tenant_from`` model
+        (the rows of other tenants and shared rows skipped, and said so)."""
+        source, skipped_sql = run_start.tenant_bound_source(
+            definition, run_start.batch_source(compiled_sql), tenant
+        )
+        if skipped_sql is not None:
+            skipped = int(self._run_sql(skipped_sql)[0][0] or 0)
+            if skipped:
+                logger.info(
+                    run_start.skipped_rows_message(
+                        model_name, str(tenant), str(definition["tenant_from"]), skipped
+                    )
+                )
+        return source
