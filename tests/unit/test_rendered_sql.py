@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
+from dbt.adapters.jammi.mutable_table import table_records
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog_sql, identity_phases, tombstone_phases
 from dbt.adapters.jammi.topic import registry_sql
@@ -140,8 +141,60 @@ CASES: dict[str, Callable[[], str]] = {
 }
 
 
+def _recorded(**config: Any) -> dict:
+    """A definition as a run records it (storage_tables.sql rendered these before the
+    move to table_records.py)."""
+    config.setdefault("primary_key", ["id"])
+    tblproperties = config.pop("tblproperties", None)
+    defn = MutableTableDefinition.from_config("accounts", ACCOUNTS, config).to_dict()
+    defn["versions_kept"] = 3
+    if tblproperties:
+        defn["tblproperties"] = tblproperties
+    return defn
+
+
+def _iceberg_changelog() -> dict:
+    defn = _recorded(changelog=True, tblproperties={"write.merge.mode": "merge-on-read"})
+    defn["changelog_topic"] = {"created_tag": "jammi_run_abc"}
+    return defn
+
+
+CASES.update(
+    {
+        "records_properties_parquet_version": lambda: table_records.properties_clause(
+            _recorded(), "parquet", 3
+        ),
+        "records_properties_orc_first": lambda: table_records.properties_clause(
+            _recorded(), "orc", 1, first=True
+        ),
+        "records_properties_delta_first_changelog": lambda: table_records.properties_clause(
+            _recorded(changelog=True), "delta", None, first=True
+        ),
+        "records_properties_iceberg_first_changelog": lambda: table_records.properties_clause(
+            _iceberg_changelog(), "iceberg", None, first=True
+        ),
+        "records_properties_iceberg_later": lambda: table_records.properties_clause(
+            _iceberg_changelog(), "iceberg", None
+        ),
+        "records_registry_create_delta": lambda: table_records.create_registry_sql(
+            "analytics.mutable_tables", "delta"
+        ),
+        "records_registry_create_iceberg": lambda: table_records.create_registry_sql(
+            "analytics.mutable_tables", "iceberg"
+        ),
+        "records_registry_row": lambda: table_records.registry_row_sql(
+            "analytics.mutable_tables",
+            "analytics.accounts",
+            _recorded(changelog=True),
+            "delta",
+            "inv-1",
+        ),
+    }
+)
+
+
 def _normalized(sql: str) -> str:
-    flat = " ".join(sql.split())
+    flat = re.sub(r",\s*", ", ", " ".join(sql.split()))
     return re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", flat))
 
 

@@ -200,11 +200,6 @@ class JammiAdapter(
             )
         return definition.to_dict()
 
-    @available
-    def validate_registry_schema(self, value: Any, model_name: str) -> Optional[str]:
-        """Config registry_schema, validated (None: the model's schema)."""
-        return validate_registry_schema(value, f"model '{model_name}'")
-
     # --- tenant scope ------------------------------------------------------------
 
     @available.parse_none

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 
-from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table import table_properties
+from dbt.adapters.jammi.mutable_table import table_properties, table_records
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 
-MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 # Spark's default spark.redaction.regex, and a stricter one a deployment might set.
 REDACTION_REGEXES = ["(?i)secret|password|token|access[.]?key", "(?i)secret|password|key|pwd"]
 REDACTED = "*********(redacted)"
@@ -32,21 +27,8 @@ SCHEMA = {
 }
 
 
-class _Adapter(MutableTableAdapterMixin):
-    def sql_string(self, value: Any) -> str:
-        return sql_string_literal(str(value))
-
-    def quote_column(self, name: str) -> str:
-        return quote_identifier(name)
-
-
 def _properties_clause(definition: dict, version: Any = 3) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
-    )
-    env.globals.update(adapter=_Adapter(), **{"return": lambda value: value})
-    module = env.get_template("mutable_table/storage_tables.sql").module
-    return str(module.mutable_table_properties_clause(definition, "parquet", version))
+    return table_records.properties_clause(definition, "parquet", version)
 
 
 def _shown_properties(clause: str, regex: str) -> dict[str, str]:
@@ -171,6 +153,6 @@ def test_the_recorded_definition_is_the_definitions_own_keys(config):
     # ...and nothing a run adds to it, whatever its name
     run = {**own, "batch_columns": ["id"], "now_ms": 1, "a_key_added_next_year": {"x": 1}}
     assert table_properties.recorded_definition(run) == own
-    assert _Adapter().mutable_definition_json(run) == json.dumps(
+    assert table_records.definition_json(run) == json.dumps(
         own, sort_keys=True, separators=(",", ":")
     )

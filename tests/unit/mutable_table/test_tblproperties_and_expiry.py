@@ -5,17 +5,12 @@ Iceberg procedure call."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table import table_records
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
-from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.mutable_table.tblproperties_config import (
     changed_properties,
     describe_table_properties,
@@ -27,7 +22,6 @@ from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import (
     validate_expire_snapshots,
 )
 
-MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
 SUBJECT = "mutable_table 'orders'"
 MERGE_ON_READ = {
     "write.merge.mode": "merge-on-read",
@@ -36,21 +30,8 @@ MERGE_ON_READ = {
 }
 
 
-class _Adapter(MutableTableAdapterMixin):
-    def sql_string(self, value: Any) -> str:
-        return sql_string_literal(str(value))
-
-    def quote_column(self, name: str) -> str:
-        return quote_identifier(name)
-
-
 def _properties_clause(definition: dict, first: bool) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
-    )
-    env.globals.update(adapter=_Adapter(), **{"return": lambda value: value})
-    module = env.get_template("mutable_table/storage_tables.sql").module
-    return str(module.mutable_table_properties_clause(definition, "iceberg", None, first))
+    return table_records.properties_clause(definition, "iceberg", None, first)
 
 
 def test_tblproperties_become_strings():
@@ -122,7 +103,7 @@ def test_run_options_are_not_recorded():
         "expire_snapshots": True,
         "tblproperties": MERGE_ON_READ,
     }
-    assert _Adapter().mutable_definition_json(definition) == '{"table_id":"orders"}'
+    assert table_records.definition_json(definition) == '{"table_id":"orders"}'
 
 
 def test_expire_snapshots_is_true_or_false():

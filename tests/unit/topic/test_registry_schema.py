@@ -3,28 +3,14 @@ before anything is written, for mutable_table and topic models alike."""
 
 from __future__ import annotations
 
-import os
-
-import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import validate_registry_schema
 from dbt.adapters.jammi.impl import JammiAdapter
+from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from tests.unit.rejections import rejects
-
-RELATIONS = os.path.join(
-    os.path.dirname(__file__),
-    "..",
-    "..",
-    "..",
-    "dbt",
-    "include",
-    "jammi",
-    "macros",
-    "mutable_table",
-)
 
 
 @pytest.mark.parametrize("value", ["analytics", "Registry_2", "_shared"])
@@ -55,20 +41,6 @@ class Relation:
         return f"{path['schema']}.{path['identifier']}"
 
 
-class Adapter:
-    @staticmethod
-    def validate_registry_schema(value, model_name):
-        return validate_registry_schema(value, f"model '{model_name}'")
-
-
-class Model:
-    name = "orders"
-
-
-class Returned(Exception):
-    pass
-
-
 def test_mutable_registry_relation_uses_the_validated_schema():
     assert render_registry("shared") == "shared.mutable_tables"
     assert render_registry(None) == "analytics.mutable_tables"
@@ -80,26 +52,10 @@ def test_mutable_registry_relation_refuses_a_spliced_schema():
 
 
 def render_registry(registry_schema):
-    """Render the macro as dbt would; dbt's `return` is a global that raises its value."""
-
-    def do_return(value):
-        raise Returned(value)
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(RELATIONS), extensions=["jinja2.ext.do"]
+    """The registry relation a mutable_table model records itself in (table_adapter)."""
+    return MutableTableAdapterMixin._mutable_registry_relation(
+        None, Relation(), registry_schema, {"table_id": "orders"}
     )
-    context = {
-        "adapter": Adapter(),
-        "config": {"registry_schema": registry_schema},
-        "model": Model(),
-        "return": do_return,
-    }
-    module = env.get_template("storage_tables.sql").make_module(context)
-    try:
-        module.mutable_registry_relation(Relation())
-    except Returned as returned:
-        return returned.args[0]
-    raise AssertionError("mutable_registry_relation returned nothing")
 
 
 def test_topic_definition_refuses_a_spliced_registry_schema():

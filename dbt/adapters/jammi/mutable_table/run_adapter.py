@@ -1,8 +1,9 @@
-"""The face of a mutable_table run (``adapter.mutable_run_start``): the run's start as
-one call over the wings it draws on, the stored table's state and drift
-(table_adapter, drift_adapter), the changelog (rules_adapter) and the plan
-(commit_adapter). The steps and their order are run_start.py's. Mixed into
-JammiAdapter."""
+"""The face of a mutable_table run: its start (``adapter.mutable_run_start``) and its
+finish (``adapter.mutable_run_finish``, with ``mutable_record_definition``, which the
+version operations share), one call each over the wings they draw on: the stored
+table's state and drift (table_adapter, drift_adapter), the changelog (rules_adapter),
+the plan and commit (commit_adapter), the kept versions (versions_adapter). The start's
+steps and their order are run_start.py's. Mixed into JammiAdapter."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.jammi.common import run_report
+from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
     redelivery,
     run_config,
     run_start,
+    table_records,
     tblproperties_config,
     version_locations,
 )
@@ -24,12 +28,16 @@ from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommit
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
 
-class MutableRunAdapterMixin(MutableCommitAdapterMixin, MutableRulesAdapterMixin):
-    """``adapter.mutable_run_start``; mixed into JammiAdapter."""
+class MutableRunAdapterMixin(
+    MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
+):
+    """``adapter.mutable_run_start``, ``mutable_run_finish``, ``mutable_record_definition``;
+    mixed into JammiAdapter."""
 
     def mutable_table_definition(
         self, model_name: str, columns: Any, config: Mapping[str, Any]
@@ -167,3 +175,98 @@ class MutableRunAdapterMixin(MutableCommitAdapterMixin, MutableRulesAdapterMixin
                     )
                 )
         return source
+
+    @available
+    def mutable_record_definition(
+        self,
+        definition: Mapping[str, Any],
+        state: Mapping[str, Any],
+        relation: Any,
+        file_format: str,
+        committed_location: Optional[str],
+        registry_schema: Optional[str],
+        invocation_id: str,
+    ) -> None:
+        """After an existing table was applied to (a run, an expiry, a rollback): the
+        definition and the version (rewrite formats) on the table when either changed or
+        the recorded one was unreadable; a registry row when the definition changed; then
+        the versions beyond ``versions_kept``, and what other runs provably abandoned,
+        removed (kept_versions.py)."""
+        changed = table_records.definition_changed(definition, state.get("definition"))
+        location = committed_location or state.get("location")
+        version = version_locations.parse_version(location) if location else None
+        if committed_location or changed or state.get("property_stale"):
+            clause = table_records.properties_clause(definition, file_format, version)
+            self._execute_trusted(f"alter table {relation} set {clause}")
+        if changed:
+            registry = self._mutable_registry_relation(relation, registry_schema, definition)
+            self._execute_trusted(
+                table_records.registry_row_sql(
+                    str(registry), str(relation), definition, file_format, invocation_id
+                )
+            )
+        if location and version is not None:
+            self.mutable_sweep_versions(
+                relation,
+                location,
+                definition.get("versions_kept"),
+                committed_location is not None,
+                version_locations.new_run_id(),
+            )
+
+    @available
+    def mutable_run_finish(
+        self,
+        definition: Mapping[str, Any],
+        state: Optional[Mapping[str, Any]],
+        relation: Any,
+        file_format: str,
+        outcome: Mapping[str, Any],
+        collapsed: Any,
+        registry_schema: Optional[str],
+        invocation_id: str,
+    ) -> Any:
+        """After the commit: the definition recorded (an existing table's), the run's
+        own relations dropped, Iceberg's snapshots beyond ``versions_kept`` expired
+        (``expire_snapshots``), and the run's ``adapter_response`` (common/run_report.py)
+        with the table's version after it."""
+        committed_location = outcome.get("location")
+        if state is not None:
+            self.mutable_record_definition(
+                definition,
+                state,
+                relation,
+                file_format,
+                committed_location,
+                registry_schema,
+                invocation_id,
+            )
+        for run_relation in outcome.get("run_relations") or ():
+            kind = "table" if getattr(run_relation, "type", None) == "table" else "view"
+            self._execute_trusted(f"drop {kind} if exists {run_relation}")
+        if definition.get("expire_snapshots"):
+            self.mutable_expire_iceberg_snapshots(
+                relation, int(definition["versions_kept"]), str(definition["table_id"])
+            )
+        counts = outcome.get("counts") or {}
+        location = committed_location or (state or {}).get("location")
+        version = self._version_after(relation, file_format, counts, location)
+        return run_report.mutable_run_response(
+            counts, version, None if collapsed is None else int(collapsed)
+        )
+
+    def _version_after(
+        self, relation: Any, file_format: str, counts: Mapping[str, Any], location: Any
+    ) -> Optional[int]:
+        """The table's version after the run: the snapshot an Iceberg batch-sourced MERGE
+        read with its counts, Iceberg's current snapshot, Delta's table version (its
+        name quoted: Delta's grammar takes ``history`` as a keyword), or a rewrite
+        format's version directory."""
+        if counts.get("snapshot_id") is not None:
+            return int(counts["snapshot_id"])
+        if file_format == "delta":
+            name = f"{quote_identifier(relation.schema)}.{quote_identifier(relation.identifier)}"
+            return int(self._run_sql(f"describe history {name} limit 1")[0][0])
+        if file_format == "iceberg":
+            return self._iceberg_current_snapshot(relation)
+        return version_locations.parse_version(location) if location else None

@@ -10,7 +10,6 @@ delegates to the module that decides (``run_config``, ``schema_reconciliation``,
 from __future__ import annotations
 
 import datetime
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
@@ -18,7 +17,6 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.validation import sql_string_literal, validate_registry_schema
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import result_rows
@@ -26,6 +24,7 @@ from dbt.adapters.jammi.mutable_table import (
     run_config,
     run_errors,
     table_properties,
+    table_records,
     tblproperties_config,
     version_locations,
 )
@@ -48,17 +47,40 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     config: Any
 
     @available
-    def mutable_definition_json(self, definition: Mapping[str, Any]) -> str:
-        """The definition as recorded on the table and in the registry (without what
-        the run added to it, table_properties.RECORDED_KEYS)."""
-        recorded = table_properties.recorded_definition(definition)
-        return json.dumps(recorded, sort_keys=True, separators=(",", ":"))
+    def mutable_table_records(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        file_format: str,
+        registry_schema: Optional[str],
+        invocation_id: str,
+    ) -> dict[str, str]:
+        """How a table being created or adopted records itself (table_records.py): the
+        registry's ``create_registry`` (if not exists) and its ``register`` row, and the
+        new table's ``properties`` clause (the rewrite formats start at version 1)."""
+        registry = str(self._mutable_registry_relation(relation, registry_schema, definition))
+        first_version = None if file_format in merge_commit.MERGE_FORMATS else 1
+        return {
+            "create_registry": table_records.create_registry_sql(registry, file_format),
+            "register": table_records.registry_row_sql(
+                registry, str(relation), definition, file_format, invocation_id
+            ),
+            "properties": table_records.properties_clause(
+                definition, file_format, first_version, first=True
+            ),
+        }
 
-    @available
-    def mutable_definition_property(self, definition: Mapping[str, Any]) -> str:
-        """The ``jammi.definition`` table property: the recorded JSON, hex-encoded so
-        that Spark's property redaction cannot hide it."""
-        return table_properties.encode_definition(self.mutable_definition_json(definition))
+    def _mutable_registry_relation(
+        self, relation: Any, registry_schema: Optional[str], definition: Any = None
+    ) -> Any:
+        """The ``mutable_tables`` registry: in the table's schema unless config
+        ``registry_schema`` names another."""
+        subject = f"model '{(definition or {}).get('table_id') or relation.identifier}'"
+        schema = validate_registry_schema(registry_schema, subject) or str(relation.schema)
+        return relation.incorporate(
+            path={"schema": schema, "identifier": table_records.REGISTRY_IDENTIFIER},
+            type="table",
+        )
 
     # --- run options -------------------------------------------------------------
 
@@ -127,11 +149,9 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     ) -> Optional[dict[str, Any]]:
         """The latest definition the registry holds for ``relation``, or None."""
         schema = validate_registry_schema(registry_schema, subject) or str(relation.schema)
-        if not self._table_listed(f"{schema}.mutable_tables"):
+        if not self._table_listed(f"{schema}.{table_records.REGISTRY_IDENTIFIER}"):
             return None
-        registry = relation.incorporate(
-            path={"schema": schema, "identifier": "mutable_tables"}, type="table"
-        )
+        registry = self._mutable_registry_relation(relation, schema)
         rows = self._run_sql(
             f"select definition from {registry} where relation = "
             f"{sql_string_literal(str(relation))} order by registered_at desc limit 1"
@@ -211,10 +231,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     @available
     def mutable_next_location(self, current_location: str, run_id: str) -> str:
         return version_locations.next_location(current_location, run_id)
-
-    @available
-    def mutable_version(self, location: Optional[str]) -> Optional[int]:
-        return version_locations.parse_version(location) if location else None
 
     @available
     def mutable_base_location(self, location: str) -> str:
@@ -330,19 +346,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
                 storage.remove_if_empty(path.rstrip("/"))
         else:
             self.mutable_remove_path(path)
-
-    @available
-    def mutable_run_response(
-        self, counts: Mapping[str, Any], version: Any = None, collapsed: Any = None
-    ) -> Any:
-        """The run's ``adapter_response`` (common/run_report.py): its counts, the table's
-        version after it, and the identical batch rows it collapsed (None: none looked
-        for)."""
-        return run_report.mutable_run_response(
-            counts,
-            None if version is None else int(version),
-            None if collapsed is None else int(collapsed),
-        )
 
     # --- scd2 (mutable_table/scd2.py) ------------------------------------------------------
 

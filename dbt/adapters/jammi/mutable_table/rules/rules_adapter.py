@@ -270,10 +270,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
         return changelog.previous_in_plan(definition)
 
-    @available
-    def changelog_first_version_of_new_table(self, file_format: str) -> int:
-        return changelog.first_version_of_new_table(file_format)
-
     def _changelog_check(
         self, definition: dict[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:

@@ -157,8 +157,7 @@ class VersionsAdapterMixin(StatementsMixin):
         self._run_sql(f"set {DELTA_USER_METADATA}={tag}")
         return ""
 
-    @available
-    def mutable_iceberg_current_snapshot(self, relation: Any) -> Optional[int]:
+    def _iceberg_current_snapshot(self, relation: Any) -> Optional[int]:
         rows = self._run_sql(iceberg_snapshots.current_snapshot_sql(str(relation)))
         return int(rows[0][0]) if rows else None
 

@@ -64,7 +64,7 @@
     {%- set state = none -%}
   {%- endif -%}
   {%- if adopting -%}
-    {%- do apply_mutable_adoption(target_relation, state) -%}
+    {%- do apply_mutable_adoption(target_relation, state, definition) -%}
   {%- endif -%}
   {%- if new_properties -%}
     {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}
@@ -95,23 +95,11 @@
       {%- do raise_mutable_batch_error(definition, batch_source, tenant, applied.outcome.rejected) -%}
     {%- endif -%}
   {%- endif -%}
-  {%- set state = applied.state -%}
-  {%- set counts = applied.outcome.counts -%}
-  {%- set run_relations = applied.outcome.run_relations -%}
-  {%- set committed_location = applied.outcome.location -%}
-
-  {#-- 5. finish: record the definition, clean up, docs, grants, hooks --#}
-  {%- if state is not none -%}
-    {%- do record_mutable_definition(definition, state, target_relation, file_format, committed_location) -%}
-  {%- endif -%}
-  {%- do drop_mutable_run_relations(run_relations) -%}
-  {%- if definition.get('expire_snapshots') -%}
-    {#-- Iceberg only (refused elsewhere): snapshots beyond versions_kept are expired --#}
-    {%- do adapter.mutable_expire_iceberg_snapshots(target_relation, definition.versions_kept, model.name) -%}
-  {%- endif -%}
-  {#-- an Iceberg batch-sourced MERGE read its own snapshot with its counts --#}
-  {%- set version = counts.snapshot_id if counts and counts.get('snapshot_id') is not none else fetch_mutable_run_version(target_relation, file_format, committed_location or (state.location if state else none)) -%}
-  {%- do store_result('main', response=adapter.mutable_run_response(counts, version, collapsed)) -%}
+  {#-- 5. finish (run_adapter.py): the definition recorded on an existing table (and in
+       the registry when it changed), old versions swept, the run's relations dropped,
+       Iceberg's snapshots beyond versions_kept expired (expire_snapshots), and the run's
+       adapter_response with the table's version after it; then grants, docs, hooks --#}
+  {%- do store_result('main', response=adapter.mutable_run_finish(definition, applied.state, target_relation, file_format, applied.outcome, collapsed, config.get('registry_schema'), invocation_id)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
@@ -224,30 +212,6 @@
 {%- endmacro %}
 
 
-{#-- The table's version after the run, for its adapter_response: a rewrite format's
-     version directory (none read), Delta's table version, Iceberg's current snapshot. --#}
-{% macro fetch_mutable_run_version(target_relation, file_format, location) -%}
-  {%- if file_format == 'delta' -%}
-    {{ return(fetch_delta_table_version(target_relation)) }}
-  {%- elif file_format == 'iceberg' -%}
-    {{ return(adapter.mutable_iceberg_current_snapshot(target_relation)) }}
-  {%- endif -%}
-  {{ return(adapter.mutable_version(location) if location and not adapter.uses_merge(file_format) else none) }}
-{%- endmacro %}
-
-
-{#-- Quoted: Delta's grammar takes `history` (a fine model name) as a keyword. --#}
-{% macro delta_quoted_name(relation) -%}
-  `{{ relation.schema }}`.`{{ relation.identifier }}`
-{%- endmacro %}
-
-
-{% macro fetch_delta_table_version(relation) -%}
-  {%- set rows = run_query('describe history ' ~ delta_quoted_name(relation) ~ ' limit 1') -%}
-  {{ return(rows.rows[0][0] | int) }}
-{%- endmacro %}
-
-
 {% macro fetch_change_counts(change_set_relation) -%}
   {%- set rows = run_query('select _change, count(*) from ' ~ change_set_relation ~ ' group by _change') -%}
   {%- set counts = {'insert': 0, 'update': 0, 'delete': 0} -%}
@@ -262,8 +226,9 @@
      the claim on the name: if another run created the table first, this run fails
      clearly and undoes only what it did itself (never the other run's table). --#}
 {% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[], counts=none) -%}
-  {%- set registry = mutable_registry_relation(target_relation) -%}
-  {%- do adapter.mutable_execute_all_or_nothing([{'sql': get_create_mutable_registry_sql(registry, file_format), 'tolerate_exists': true}]) -%}
+  {#-- the registry, its row and the new table's properties (table_records.py) --#}
+  {%- set records = adapter.mutable_table_records(definition, target_relation, file_format, config.get('registry_schema'), invocation_id) -%}
+  {%- do adapter.mutable_execute_all_or_nothing([{'sql': records.create_registry, 'tolerate_exists': true}]) -%}
   {%- set first_state_sql = get_next_state_sql(definition, none, change_set_relation) -%}
   {%- set steps = [] -%}
   {%- set location = none -%}
@@ -273,7 +238,7 @@
     {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
       {%- do steps.extend(adapter.changelog_create_steps(definition, target_relation, change_set_relation)) -%}
     {%- endif -%}
-    {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
+    {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql, records.properties), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
     {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
     {%- set zorder = get_zorder_sql(definition, target_relation, file_format) -%}
     {%- if fail_at == 'zorder' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}
@@ -289,35 +254,15 @@
       {%- do steps.append(adapter.changelog_stage_step(definition, none, change_set_relation, location)) -%}
     {%- endif -%}
     {%- if fail_at == 'before_commit' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-    {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
+    {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location, records.properties), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
   {%- endif -%}
   {%- if fail_at == 'register' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-  {%- do steps.append({'sql': get_insert_mutable_registry_row_sql(registry, target_relation, definition, file_format)}) -%}
+  {%- do steps.append({'sql': records.register}) -%}
   {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
   {%- if location -%}
     {%- do adapter.mutable_sweep_versions(target_relation, location, definition.get('versions_kept'), true, run_id) -%}
   {%- endif -%}
   {{ return(location) }}
-{%- endmacro %}
-
-
-{#-- After an existing table was applied to: the version (rewrite formats) and the
-     definition on the table; a registry row when the definition changed; cleanup. --#}
-{% macro record_mutable_definition(definition, state, target_relation, file_format, committed_location=none) -%}
-  {%- set definition_json = adapter.mutable_definition_json(definition) -%}
-  {%- set changed = definition_json != adapter.mutable_definition_json(state.definition or {}) -%}
-  {%- if committed_location or changed or state.property_stale -%}
-    {%- set version = adapter.mutable_version(committed_location or state.location) -%}
-    {%- do run_query('alter table ' ~ target_relation ~ ' set ' ~ mutable_table_properties_clause(definition, file_format, version)) -%}
-  {%- endif -%}
-  {%- if changed -%}
-    {%- do run_query(get_insert_mutable_registry_row_sql(mutable_registry_relation(target_relation), target_relation, definition, file_format)) -%}
-  {%- endif -%}
-  {%- if state.location and adapter.mutable_version(committed_location or state.location) is not none -%}
-    {#-- keep the newest versions_kept committed versions; remove older ones and what
-         other runs provably abandoned (mutable_table/versions/kept_versions.py), over every connection method --#}
-    {%- do adapter.mutable_sweep_versions(target_relation, committed_location or state.location, definition.get('versions_kept'), committed_location is not none, adapter.mutable_run_id()) -%}
-  {%- endif -%}
 {%- endmacro %}
 
 

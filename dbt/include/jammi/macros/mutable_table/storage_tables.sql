@@ -33,68 +33,9 @@
 {%- endmacro %}
 
 
-{#-- The registry: in the model's schema unless config registry_schema says otherwise. --#}
-{% macro mutable_registry_relation(target_relation) -%}
-  {%- set schema = adapter.validate_registry_schema(config.get('registry_schema'), model.name) or target_relation.schema -%}
-  {{ return(target_relation.incorporate(path={'schema': schema, 'identifier': 'mutable_tables'}, type='table')) }}
-{%- endmacro %}
-
-
-{% macro get_create_mutable_registry_sql(registry_relation, file_format) -%}
-  create table if not exists {{ registry_relation }} (
-    table_id string,
-    relation string,
-    file_format string,
-    definition string,
-    registered_at bigint,
-    invocation_id string
-  ) using {{ 'delta' if file_format == 'delta' else 'parquet' }}
-{%- endmacro %}
-
-
-{#-- One row per registration or definition change; the latest registered_at is current. --#}
-{% macro get_insert_mutable_registry_row_sql(registry_relation, target_relation, definition, file_format) -%}
-  insert into {{ registry_relation }}
-  select
-    {{ adapter.sql_string(definition.table_id) }},
-    {{ adapter.sql_string(target_relation | string) }},
-    {{ adapter.sql_string(file_format) }},
-    {{ adapter.sql_string(adapter.mutable_definition_json(definition)) }},
-    unix_millis(current_timestamp()),
-    {{ adapter.sql_string(invocation_id) }}
-{%- endmacro %}
-
-
-{#-- `first`: the table is being created (a changelog starts at its first version; the
-     model's own tblproperties, mutable_table/tblproperties_config.py, are set with it). --#}
-{% macro mutable_table_properties_clause(definition, file_format, version=none, first=false) -%}
-  tblproperties (
-    {%- if first %}
-    {%- for key, value in (definition.get('tblproperties') or {}).items() %}
-    {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }},
-    {%- endfor %}
-    {%- endif %}
-    {%- if first and definition.get('changelog') %}
-    'jammi.changelog_since' = '{{ adapter.changelog_first_version_of_new_table(file_format) }}',
-    {%- if file_format == 'delta' %}
-    'delta.enableChangeDataFeed' = 'true',
-    {%- elif (definition.get('changelog_topic') or {}).get('created_tag') %}
-    {#-- iceberg: the first version's changelog records count once this commits --#}
-    'jammi.changelog_created_by' = {{ adapter.sql_string(definition.changelog_topic.created_tag) }},
-    {%- endif %}
-    {%- endif %}
-    'jammi.kind' = 'mutable_table',
-    'jammi.file_format' = {{ adapter.sql_string(file_format) }},
-    {%- if version is not none %}
-    'jammi.version' = '{{ version }}',
-    {%- endif %}
-    'jammi.definition' = {{ adapter.sql_string(adapter.mutable_definition_property(definition)) }}
-  )
-{%- endmacro %}
-
-
-{#-- The parquet/orc storage table over an already written first version directory. --#}
-{% macro get_create_storage_table_sql(definition, target_relation, file_format, location) -%}
+{#-- The parquet/orc storage table over an already written first version directory.
+     `properties`: its tblproperties clause (adapter.mutable_table_records). --#}
+{% macro get_create_storage_table_sql(definition, target_relation, file_format, location, properties) -%}
   create table {{ target_relation }} (
     {%- for c in definition.storage_columns %}
     {{ adapter.quote_column(c[0]) }} {{ c[1] }},
@@ -103,15 +44,16 @@
   )
   using {{ file_format }}
   location {{ adapter.sql_string(location) }}
-  {{ mutable_table_properties_clause(definition, file_format, 1, first=true) }}
+  {{ properties }}
 {%- endmacro %}
 
 
-{#-- The delta storage table, created with its first batch in one statement. --#}
-{% macro get_create_storage_table_as_sql(definition, target_relation, file_format, select_sql) -%}
+{#-- The Delta or Iceberg storage table, created with its first batch in one statement.
+     `properties`: its tblproperties clause (adapter.mutable_table_records). --#}
+{% macro get_create_storage_table_as_sql(definition, target_relation, file_format, select_sql, properties) -%}
   create table {{ target_relation }}
   using {{ file_format }}
-  {{ mutable_table_properties_clause(definition, file_format, first=true) }}
+  {{ properties }}
   as
   select
     {%- for c in definition.storage_columns %}

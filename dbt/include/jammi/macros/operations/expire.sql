@@ -26,7 +26,7 @@
   {%- set plan = adapter.mutable_run_plan(definition, state.file_format, true, {}) -%}
   {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}
-  {%- do record_mutable_definition(applied.state.definition, applied.state, relation, state.file_format, applied.outcome.location) -%}
+  {%- do adapter.mutable_record_definition(applied.state.definition, applied.state, relation, state.file_format, applied.outcome.location, config.get('registry_schema'), invocation_id) -%}
   {%- do drop_mutable_run_relations(applied.outcome.run_relations) -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": expired " ~ applied.outcome.counts.delete ~ " row(s)" ~ ((" of tenant " ~ tenant) if tenant else ""), info=true) -%}

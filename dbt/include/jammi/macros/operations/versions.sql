@@ -116,7 +116,7 @@
   {%- if counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback', tombstones_sql) -%}
     {%- do publish_mutable_changelog(definition, relation, {'location': location, 'run_relations': [staging]}, none) -%}
-    {%- do record_mutable_definition(definition, state, relation, state.file_format, location) -%}
+    {%- do adapter.mutable_record_definition(definition, state, relation, state.file_format, location, config.get('registry_schema'), invocation_id) -%}
   {%- endif -%}
   {%- do drop_mutable_run_relations([staging]) -%}
   {{ return(counts) }}

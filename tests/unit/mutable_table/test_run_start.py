@@ -1,0 +1,117 @@
+"""The run's start (mutable_table/run_start.py), without Spark: the steps' SQL and
+decisions that adapter.mutable_run_start runs before anything is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.jammi.mutable_table import run_start
+from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
+from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+
+
+def test_the_failure_phase_is_one_the_run_knows():
+    assert run_start.failure_phase(None) is None
+    assert run_start.failure_phase("") is None
+    assert run_start.failure_phase("write") == "write"
+    with pytest.raises(MutableRunError, match="jammi_fail_at='nowhere' is not one of"):
+        run_start.failure_phase("nowhere")
+
+
+def test_the_batch_is_the_model_sql_as_a_from_item_without_its_semicolon():
+    assert run_start.batch_source("  select 1 as id ;  ") == "(\nselect 1 as id\n)"
+    assert run_start.batch_source("select 1 as id") == "(\nselect 1 as id\n)"
+
+
+def test_an_unbound_run_or_a_model_without_tenant_from_reads_the_batch_as_is():
+    assert run_start.tenant_bound_source({"tenant_from": "org"}, "(b)", None) == ("(b)", None)
+    assert run_start.tenant_bound_source({"tenant_from": None}, "(b)", "acme") == ("(b)", None)
+
+
+def test_a_bound_run_of_a_tenant_from_model_takes_its_own_rows_and_counts_the_rest():
+    source, skipped = run_start.tenant_bound_source({"tenant_from": "org id"}, "(b)", "o'brien")
+    assert source == "(select * from (b) as batch where `org id` = 'o\\'brien')"
+    assert skipped == (
+        "select count(*) from (b) as batch where not coalesce(`org id` = 'o\\'brien', false)"
+    )
+
+
+def test_the_skipped_rows_message_names_the_model_the_tenant_and_the_column():
+    message = run_start.skipped_rows_message("orders", "acme", "org", 3)
+    assert "mutable_table 'orders'" in message
+    assert "tenant 'acme'" in message
+    assert "skipped 3 row(s) whose org" in message
+
+
+def test_schema_evolution_widens_then_adds_fields_then_drops():
+    reconciled = {
+        "widened": [["qty", "int", "bigint"]],
+        "added_fields": [["addr", "zip", "string"]],
+        "dropped": ["old", "older"],
+    }
+    assert run_start.evolution_statements("s.t", reconciled) == [
+        "alter table s.t alter column `qty` type bigint",
+        "alter table s.t add columns (`addr`.`zip` string)",
+        "alter table s.t drop columns (`old`, `older`)",
+    ]
+    assert (
+        run_start.evolution_statements("s.t", {"widened": [], "added_fields": [], "dropped": []})
+        == []
+    )
+
+
+def test_what_the_run_writes_first_moves_the_checks_into_their_own_query():
+    definition = {"primary_key": ["id"], "indexes": []}
+    quiet = run_start.writes_first(False, False, [], [], {}, {"writes": False})
+    assert not any(quiet.values())
+    assert plan_run(definition, "delta", True, quiet).checks == "in_merge"
+    evolving = run_start.writes_first(False, False, [], ["alter table ..."], {}, {"writes": False})
+    assert evolving["schema_evolution"] is True
+    plan = plan_run(definition, "delta", True, evolving)
+    assert plan.checks == "separate" and plan.writes_first == ("schema_evolution",)
+    changelog = run_start.writes_first(
+        False, False, [["c", "int"]], [], {"k": "v"}, {"writes": True}
+    )
+    assert {name for name, writes in changelog.items() if writes} == {
+        "new_columns",
+        "new_properties",
+        "changelog",
+    }
+
+
+def test_the_collapsed_count_subtracts_the_collapsed_batch_from_the_delivered_one():
+    assert run_start.collapsed_count_sql("(b)", "(c)") == (
+        "select (select count(*) from (b) as delivered) - (select count(*) from (c) as collapsed)"
+    )
+
+
+def test_the_start_handed_to_jinja_is_a_copy():
+    start = run_start.RunStart(
+        fail_at=None,
+        run_id="r1",
+        rebuild=False,
+        full_refresh_ignored=False,
+        batch_columns=[["id", "bigint"]],
+        definition={"table_id": "t", "columns": [["id", "bigint"]]},
+        state=None,
+        adopting=False,
+        file_format="delta",
+        new_columns=[],
+        evolution=[],
+        new_properties={},
+        changelog={"topic": None, "writes": False},
+        batch_source="(b)",
+        redelivery={"always": False},
+        collapsed=None,
+        plan={"path": "create"},
+    )
+    given = start.to_dict()
+    given["definition"]["changelog_topic"] = {"location": "x"}
+    assert "changelog_topic" not in start.definition
+    assert given["plan"] == {"path": "create"} and given["run_id"] == "r1"
+
+
+def test_a_plan_names_the_findings_after_which_identical_rows_collapse():
+    plan = plan_run({"primary_key": ["id"]}, "parquet", True, {})
+    assert plan.collapse_on == ("duplicate_key", "duplicate_version")
+    assert plan.to_dict()["collapse_on"] == ("duplicate_key", "duplicate_version")
