@@ -51,6 +51,7 @@ class MutableRunAdapterMixin(
     def mutable_run_start(
         self,
         model: Mapping[str, Any],
+        target: Any,
         relation: Any,
         compiled_sql: str,
         tenant: Optional[str],
@@ -58,7 +59,8 @@ class MutableRunAdapterMixin(
         fail_at: Any = None,
     ) -> dict[str, Any]:
         """Everything a run decides and checks before it writes (run_start.py), as a
-        ``RunStart``. ``relation``: the table that holds the model's name, or None (a
+        ``RunStart``. ``target``: the model's table; ``relation``: the table that
+        holds the model's name, or None (a
         view that did is dropped by the run: its run is a first run); ``full_refresh``:
         dbt's flag."""
         existing = relation is not None
@@ -103,13 +105,13 @@ class MutableRunAdapterMixin(
             file_format = kept["file_format"]
             new_columns = reconciled["new_columns"]
             checked_casts = reconciled["checked_casts"]
-            evolution = run_start.evolution_statements(str(relation), reconciled)
+            evolution = run_start.evolution_statements(str(target), reconciled)
             new_properties = tblproperties_config.changed_properties(
                 definition.get("tblproperties") or {}, kept["table_properties"]
             )
         definition["batch_columns"] = [name for name, _ in batch_columns]
         check_file_format_support(definition, file_format, model_name)
-        changelog = self._changelog_check(definition, relation, kept, file_format)
+        changelog = self._changelog_check(definition, target, kept, file_format)
         source = self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
         self._check_exact_values(model_name, definition, checked_casts, file_format, source)
         collapsed_source = redelivery.collapsed_batch_sql(source, batch_columns)

@@ -33,7 +33,7 @@
        (checks.sql, mutable_checked_batch_sql): a batch-sourced MERGE (merge_batch.sql)
        or the rewrite formats' staged change set; every other run checks it below, in a
        query of its own --#}
-  {%- set start = adapter.mutable_run_start(model, existing_relation, compiled_code, tenant, flags.FULL_REFRESH, var('jammi_fail_at', none)) -%}
+  {%- set start = adapter.mutable_run_start(model, target_relation, existing_relation, compiled_code, tenant, flags.FULL_REFRESH, var('jammi_fail_at', none)) -%}
   {%- if start.full_refresh_ignored -%}
     {%- do exceptions.warn("mutable_table '" ~ model.name ~ "': --full-refresh ignored, the stored state is kept (a mutable table holds state its model cannot rebuild). Set config full_refresh: true on the model to allow rebuilding it from the model's output.") -%}
   {%- endif -%}
