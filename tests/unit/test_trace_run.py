@@ -22,7 +22,7 @@ def test_the_summary_counts_only_dbt_jammi_macros_and_methods():
             ("get_merge_batch_sql", "macros/mutable_table/merge_batch.sql"),
             ("statement", ""),  # dbt's own
         ],
-        adapter_calls=[("mutable_run_plan", True), ("quote", False), ("mutable_run_plan", True)],
+        adapter_calls=[("mutable_run_start", True), ("quote", False), ("mutable_run_start", True)],
         modules={"impl", "mutable_table/commit/run_plan"},
     )
     result = trace_run.summary(trace)
@@ -34,12 +34,12 @@ def test_the_summary_counts_only_dbt_jammi_macros_and_methods():
     assert result["distinct_jammi_adapter_methods"] == 1
     assert result["python_modules"] == 2
     assert result["switches"] == 4
-    assert result["most_called"] == [("mutable_run_plan", 2)]
+    assert result["most_called"] == [("mutable_run_start", 2)]
 
 
 def test_a_method_is_dbt_jammi_s_where_its_class_is():
     adapter = object.__new__(JammiAdapter)
-    assert trace_run.is_jammi_method(adapter, "mutable_run_plan")
+    assert trace_run.is_jammi_method(adapter, "mutable_run_start")
     assert not trace_run.is_jammi_method(adapter, "quote")  # dbt-spark's / dbt's
     assert not trace_run.is_jammi_method(adapter, "no_such_method")
 

@@ -28,6 +28,7 @@ from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommit
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
 from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
 
 logger = AdapterLogger("Jammi")
@@ -177,6 +178,27 @@ class MutableRunAdapterMixin(
                     )
                 )
         return source
+
+    @available
+    def mutable_expire_start(
+        self,
+        table: str,
+        relation: Any,
+        state: Mapping[str, Any],
+        ttl_ms: Any,
+        versions_kept: Any,
+    ) -> dict[str, Any]:
+        """``expire_mutable_table``'s start: the table's recorded definition with the
+        operation's ``ttl_ms`` (rules/ttl.py), its ``versions_kept``, its changelog
+        prepared (what it expires is published like any committed version), and the
+        plan of a run of the model with an empty output."""
+        definition = expire_definition(table, state.get("definition"), ttl_ms)
+        definition["versions_kept"] = versions_kept
+        file_format = str(state["file_format"])
+        definition["changelog_topic"] = self.changelog_prepare(
+            definition, relation, state, file_format
+        )
+        return {"definition": definition, "plan": self._plan(definition, file_format, True, {})}
 
     @available
     def mutable_record_definition(

@@ -28,7 +28,6 @@ from dbt.adapters.jammi.mutable_table.commit import (
     ownership,
     rewrite_commit,
 )
-from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.table_adapter import (
     RETRY_PAUSE_S,
     MutableTableAdapterMixin,
@@ -52,23 +51,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
     def mutable_holder_properties(self) -> dict[str, str]:
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
         return ownership.holder_properties(self._holder(), clock.now_ms())
-
-    @available
-    def mutable_run_plan(
-        self,
-        definition: dict[str, Any],
-        file_format: str,
-        existing: bool,
-        writes_first: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The run's plan (run_plan.py): its path, where its checks run, whether the
-        MERGE reports its counts, how many attempts it has. ``existing``: the table is
-        kept (not created, not rebuilt); ``writes_first``: what the run writes before
-        its plan, by name."""
-        spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
-        return plan_run(
-            definition, file_format, bool(existing), writes_first, spark_version
-        ).to_dict()
 
     @available
     def mutable_commit_merge(

@@ -29,7 +29,6 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import (
     WRITTEN_AT_COLUMN,
     age_column,
     age_millis_sql,
-    expire_definition,
     ttl_cutoff_ms,
 )
 from dbt.adapters.jammi.mutable_table.versions import kept_version_phases
@@ -76,12 +75,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     def mutable_now_ms(self) -> int:
         """The run's clock, epoch milliseconds (the engine's ``_written_at``)."""
         return now_ms()
-
-    @available
-    def mutable_expire_definition(
-        self, table: str, stored: Optional[Mapping[str, Any]], ttl_ms: Any = None
-    ) -> dict[str, Any]:
-        return expire_definition(table, stored, ttl_ms)
 
     # --- tombstones (rules/tombstones.py) -------------------------------------------
 

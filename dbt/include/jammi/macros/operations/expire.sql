@@ -15,15 +15,16 @@
     {%- do exceptions.raise_compiler_error(subject ~ ": no such table.\n  Fix: name a mutable_table of the schema (args: table, schema)") -%}
   {%- endif -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
-  {%- set definition = adapter.mutable_expire_definition(table, state.definition, ttl_ms) -%}
-  {%- do definition.update({'versions_kept': jammi_versions_kept_of(relation)}) -%}
   {%- set tenant = jammi_bound_tenant() -%}
   {%- set run_id = adapter.mutable_run_id() -%}
+  {#-- the recorded definition with this operation's ttl_ms, its changelog prepared (a
+       changelog table publishes what it expires, like any committed version), and the
+       plan (run_adapter.py) --#}
+  {%- set expiry = adapter.mutable_expire_start(table, relation, state, ttl_ms, jammi_versions_kept_of(relation)) -%}
+  {%- set definition = expiry.definition -%}
+  {%- set plan = expiry.plan -%}
   {%- do adapter.tenant_guard_trust(true) -%}
-  {#-- a changelog table publishes what it expires, like any committed version --#}
-  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, state.file_format)}) -%}
   {%- set batch_source = '(' ~ mutable_empty_batch_sql(definition) ~ ')' -%}
-  {%- set plan = adapter.mutable_run_plan(definition, state.file_format, true, {}) -%}
   {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}
   {#-- the recorded definition stays what the model configured --#}
   {%- do adapter.mutable_record_definition(applied.state.definition, applied.state, relation, state.file_format, applied.outcome.location, config.get('registry_schema'), invocation_id) -%}
