@@ -60,10 +60,9 @@ class MutableRunAdapterMixin(
         fail_at: Any = None,
     ) -> dict[str, Any]:
         """Everything a run decides and checks before it writes (run_start.py), as a
-        ``RunStart``. ``target``: the model's table; ``relation``: the table that
-        holds the model's name, or None (a
-        view that did is dropped by the run: its run is a first run); ``full_refresh``:
-        dbt's flag."""
+        ``RunStart``. ``target``: the model's table; ``relation``: the table that holds
+        the model's name, or None (a view that did is dropped by the run: its run is a
+        first run); ``full_refresh``: dbt's flag."""
         existing = relation is not None
         model_name = str(model["name"])
         config = model.get("config") or {}
@@ -119,7 +118,6 @@ class MutableRunAdapterMixin(
         collapses: dict[str, Any] = {
             "collapsed_source": collapsed_source,
             "always": redelivery.collapses_always(definition),
-            "on_rejection": list(redelivery.DUPLICATE_KINDS),
         }
         collapsed = None
         if collapses["always"]:

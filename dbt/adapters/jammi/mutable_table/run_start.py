@@ -33,7 +33,9 @@ from dbt.adapters.jammi.mutable_table import run_errors
 @dataclass(frozen=True)
 class RunStart:
     """What a run knows before it writes. ``state``: the stored table's (None: a first
-    run or a rebuild); ``evolution``: the in-place schema changes, in order;
+    run; a rebuild's is the table it drops); ``evolution``: the in-place schema changes,
+    in order; ``redelivery``: the batch with identical rows collapsed
+    (``collapsed_source``) and whether the run starts from it (``always``);
     ``collapsed``: identical batch rows collapsed from the start (None: not looked
     for); ``full_refresh_ignored``: ``--full-refresh`` was given and the model keeps its
     table (the materialization warns)."""
