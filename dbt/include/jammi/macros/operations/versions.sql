@@ -82,19 +82,9 @@
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, file_format)}) -%}
   {%- if adapter.uses_merge(file_format) -%}
-    {%- do adapter.changelog_repair(definition, relation, state) -%}
-    {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
-      {%- set counts = apply_iceberg_rollback_logged(definition, relation, plan.merge_sql, plan.change_set_sql, model) -%}
-    {%- else -%}
-      {%- set counts = adapter.mutable_commit_merge(plan.merge_sql, model, true).counts -%}
-    {%- endif -%}
-    {%- do adapter.mutable_tombstones_rollback(definition, relation, file_format, plan.history, version) -%}
-    {%- if definition.get('changelog_topic') -%}
-      {%- do adapter.changelog_publish(definition, relation, none) -%}
-    {%- endif -%}
-    {%- if file_format == 'iceberg' and found.expire_snapshots -%}
-      {%- do adapter.mutable_expire_iceberg_snapshots(relation, found.versions_kept, model) -%}
-    {%- endif -%}
+    {#-- one call (run_adapter.py): the changelog repaired, the MERGE committed, later
+         tombstones dropped, the changelog published, snapshots expired --#}
+    {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, found.expire_snapshots) -%}
   {%- else -%}
     {%- set counts = apply_rollback_rewrite(definition, relation, state, plan.change_set_sql, adapter.mutable_tombstones_rollback(definition, relation, file_format, plan.history, version, plan.location)) -%}
   {%- endif -%}
@@ -120,22 +110,4 @@
   {%- endif -%}
   {%- do drop_mutable_run_relations([staging]) -%}
   {{ return(counts) }}
-{%- endmacro %}
-
-
-{#-- Iceberg with a changelog: the rollback's MERGE commits through its own branch with
-     the changelog's records of its difference, like a run's (rules/changelog_iceberg.py);
-     a rollback that changes nothing commits nothing to publish. --#}
-{% macro apply_iceberg_rollback_logged(definition, relation, merge_sql, change_set_sql, model) -%}
-  {%- set change_set = mutable_temp_relation(relation, 'rollback_changes') -%}
-  {%- do run_query(get_create_temp_view_sql(change_set, change_set_sql)) -%}
-  {%- set changes = fetch_change_counts(change_set) -%}
-  {%- if changes.total == 0 -%}
-    {%- set merged = adapter.mutable_commit_merge(merge_sql, model, true) -%}
-  {%- else -%}
-    {%- set records = adapter.mutable_branch_records(definition, relation, change_set, none, changes.total) -%}
-    {%- set merged = adapter.mutable_commit_merge_on_branch(merge_sql, relation, model, true, records) -%}
-  {%- endif -%}
-  {%- do drop_mutable_run_relations([change_set]) -%}
-  {{ return(merged.counts) }}
 {%- endmacro %}
