@@ -10,7 +10,6 @@ import re
 import jinja2
 import pytest
 
-from dbt.adapters.jammi.engine import delta_replace
 from dbt.adapters.jammi.engine.delta_replace import (
     OVERWRITE,
     REPLACE,
@@ -20,7 +19,7 @@ from dbt.adapters.jammi.engine.delta_replace import (
     replace_mode,
     table_columns,
 )
-from dbt.adapters.jammi.engine.describe import query_columns
+from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__),
@@ -109,15 +108,17 @@ class DetailRow(dict):
     pass
 
 
-class Adapter:
-    def __init__(self):
-        self.delta_replace_mode = lambda *a: replace_mode(
-            query_columns(a[0].rows),
-            table_columns(a[1].rows),
-            delta_replace.wanted_partition_columns(a[2]),
-            partition_columns(a[3]),
-        )
-        self.delta_replace_column_list = lambda rows: column_list_sql(query_columns(rows.rows))
+class Adapter(DeltaReplaceAdapterMixin):
+    """The engine wing's face, its statements answered by ``answer`` instead of Spark."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def execute(self, sql, fetch=False):
+        return None, self.answer(sql)
+
+    def _execute_trusted(self, sql):
+        return self.answer(sql)
 
 
 def render_rebuild(query_rows, table_rows, partitions, config):
@@ -140,7 +141,7 @@ def render_rebuild(query_rows, table_rows, partitions, config):
     cfg = Config(config)
     props = cfg.get("tblproperties")
     context = {
-        "adapter": Adapter(),
+        "adapter": Adapter(run_query),
         "config": cfg,
         "run_query": run_query,
         "file_format_clause": lambda: "using delta",

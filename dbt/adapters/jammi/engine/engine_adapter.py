@@ -29,16 +29,22 @@ class DeltaReplaceAdapterMixin(StatementsMixin):
         return replace_as_select_unsupported(self._spark_version())
 
     @available
-    def delta_replace_mode(
-        self, query_rows: Any, table_rows: Any, partition_by: Any, detail_partitions: Any
-    ) -> str:
-        return replace_mode(
-            query_columns(result_rows(query_rows)),
-            table_columns(result_rows(table_rows)),
+    def delta_replace_plan(
+        self, relation: Any, compiled_code: str, partition_by: Any
+    ) -> dict[str, str]:
+        """How an existing delta table is rebuilt without a replace-as-select
+        (delta_replace.py): ``mode`` ``overwrite`` when the model keeps its columns and
+        partitioning, else ``replace`` with the new ``column_list``. The model's query is
+        described as any of its statements is (under the tenant read guard); the table's
+        columns and partitioning are the adapter's own reads."""
+        _, described = self.execute(f"describe query {compiled_code}", fetch=True)  # type: ignore[attr-defined]
+        columns = query_columns(result_rows(described))
+        stored = table_columns(result_rows(self._execute_trusted(f"describe table {relation}")))
+        detail = self._execute_trusted(f"describe detail {relation}")
+        mode = replace_mode(
+            columns,
+            stored,
             wanted_partition_columns(partition_by),
-            partition_columns(detail_partitions),
+            partition_columns(detail.rows[0]["partitionColumns"]),
         )
-
-    @available
-    def delta_replace_column_list(self, query_rows: Any) -> str:
-        return column_list_sql(query_columns(result_rows(query_rows)))
+        return {"mode": mode, "column_list": column_list_sql(columns)}

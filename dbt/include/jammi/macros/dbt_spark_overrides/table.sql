@@ -56,19 +56,15 @@
     {%- do get_assert_columns_equivalent(compiled_code) -%}
     {%- set compiled_code = get_select_subquery(compiled_code) -%}
   {%- endif -%}
-  {%- set query_rows = run_query('describe query ' ~ compiled_code) -%}
-  {%- set table_rows = run_query('describe table ' ~ relation) -%}
-  {%- set detail = run_query('describe detail ' ~ relation) -%}
-  {%- set mode = adapter.delta_replace_mode(
-        query_rows, table_rows, config.get('partition_by'), detail.rows[0]['partitionColumns']) -%}
-  {%- if mode == 'overwrite' -%}
+  {%- set rebuild = adapter.delta_replace_plan(relation, compiled_code, config.get('partition_by')) -%}
+  {%- if rebuild.mode == 'overwrite' -%}
     {%- if config.get('tblproperties') is not none -%}
       {%- do run_query('alter table ' ~ relation ~ ' set ' ~ tblproperties_clause()) -%}
     {%- endif %}
     insert overwrite table {{ relation }}
     {{ compiled_code }}
   {%- else -%}
-    {%- do run_query(get_replace_delta_table_sql(relation, adapter.delta_replace_column_list(query_rows))) %}
+    {%- do run_query(get_replace_delta_table_sql(relation, rebuild.column_list)) %}
     insert into {{ relation }}
     {{ compiled_code }}
   {%- endif -%}
