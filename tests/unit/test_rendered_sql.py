@@ -8,16 +8,21 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
+import jinja2
 import pytest
 
+from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.mutable_table import table_records
+from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog_sql, identity_phases, tombstone_phases
 from dbt.adapters.jammi.topic import registry_sql
 from dbt.adapters.jammi.topic.registration import view_fingerprint
 
+MACROS = Path(__file__).resolve().parents[2] / "dbt" / "include" / "jammi" / "macros"
 BEFORE = json.loads((Path(__file__).parent / "rendered" / "before.json").read_text())
 
 PRICES = {"sku": "string", "price": "bigint", "label": "string", "v": "bigint"}
@@ -189,6 +194,74 @@ CASES.update(
             "delta",
             "inv-1",
         ),
+    }
+)
+
+
+LAID_OUT = {"id": "bigint", "name": "string", "ts": "timestamp"}
+
+
+def _laid_out(**config: Any) -> dict:
+    config.setdefault("primary_key", ["id"])
+    return MutableTableDefinition.from_config("accounts", LAID_OUT, config).to_dict()
+
+
+def _plain() -> dict:
+    return _laid_out()
+
+
+def _indexed() -> dict:
+    return _laid_out(indexes=[{"name": "by_name", "columns": ["name", "ts"]}], ordering_column="ts")
+
+
+def _next_state(definition: dict, target: Any) -> str:
+    """The planner's next state, rendered by its macro (it stays in Jinja)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(MACROS / "mutable_table")),
+        extensions=["jinja2.ext.do"],
+    )
+    env.globals.update(
+        adapter=SimpleNamespace(quote_column=quote_identifier),
+        mutable_key_match_clause=lambda *args: "KEYMATCH",
+        **{"return": lambda value: value},
+    )
+    module = env.get_template("apply_rewrite.sql").module
+    return str(module.get_next_state_sql(definition, target, "cs"))
+
+
+FIRST_PROPERTIES = {
+    "parquet": lambda d: table_records.properties_clause(d, "parquet", 1, first=True),
+    "delta": lambda d: table_records.properties_clause(d, "delta", None, first=True),
+}
+
+CASES.update(
+    {
+        "commit_write_version_plain": lambda: version_commit.write_version_sql(
+            _plain(), "file:/w/a/v0000000001_r", "parquet", _next_state(_plain(), None), None
+        ),
+        "commit_write_version_laid_out_failing": lambda: version_commit.write_version_sql(
+            _indexed(),
+            "file:/w/a/v0000000002_r",
+            "orc",
+            _next_state(_indexed(), "s.accounts"),
+            "write",
+        ),
+        "commit_failure_register": lambda: version_commit.failure_sql("register"),
+        "commit_create_storage_table": lambda: version_commit.create_storage_table_sql(
+            _plain(),
+            "s.accounts",
+            "parquet",
+            "file:/w/a/v0000000001_r",
+            FIRST_PROPERTIES["parquet"](_plain()),
+        ),
+        "commit_create_storage_table_as": lambda: version_commit.create_storage_table_as_sql(
+            _indexed(), "s.accounts", "delta", "select 1", FIRST_PROPERTIES["delta"](_indexed())
+        ),
+        "commit_zorder_delta": lambda: version_commit.zorder_sql(_indexed(), "s.accounts", "delta"),
+        "commit_zorder_iceberg": lambda: version_commit.zorder_sql(
+            _indexed(), "s.accounts", "iceberg"
+        ),
+        "commit_zorder_none": lambda: version_commit.zorder_sql(_plain(), "s.accounts", "delta"),
     }
 )
 

@@ -16,6 +16,7 @@ import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import exact_casts
+from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql, identity
@@ -348,13 +349,11 @@ def test_rewrite_writes_the_next_state_sorted_by_indexes():
         ordering_column="v",
         indexes=[{"name": "by_label", "columns": ["label"], "unique": True}],
     )
-    sql = render(
-        "get_write_version_sql",
-        defn,
-        "analytics.prices",
-        "cs",
-        "file:/w/prices/v0000000002_ab",
-        "parquet",
+    next_state = render("get_next_state_sql", defn, "analytics.prices", "cs")
+    sql = " ".join(
+        version_commit.write_version_sql(
+            defn, "file:/w/prices/v0000000002_ab", "parquet", next_state, None
+        ).split()
     )
     assert sql.startswith(
         "insert overwrite directory 'file:/w/prices/v0000000002_ab' using parquet"
@@ -370,10 +369,10 @@ def test_zorder_statement_for_delta_indexes():
         primary_key=["sku"],
         indexes=[{"name": "by_label", "columns": ["label", "price"]}],
     )
-    assert render("get_zorder_sql", defn, "analytics.prices") == (
+    assert version_commit.zorder_sql(defn, "analytics.prices", "delta") == (
         "optimize analytics.prices zorder by (`label`, `price`)"
     )
-    assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t") == ""
+    assert version_commit.zorder_sql(definition(PRICES, primary_key=["sku"]), "t", "delta") == ""
 
 
 def test_iceberg_indexes_set_the_write_order():
@@ -382,10 +381,10 @@ def test_iceberg_indexes_set_the_write_order():
         primary_key=["sku"],
         indexes=[{"name": "by_label", "columns": ["label", "price"]}],
     )
-    assert render("get_zorder_sql", defn, "analytics.prices", "iceberg") == (
+    assert version_commit.zorder_sql(defn, "analytics.prices", "iceberg") == (
         "alter table analytics.prices write ordered by `label`, `price`"
     )
-    assert render("get_zorder_sql", definition(PRICES, primary_key=["sku"]), "t", "iceberg") == ""
+    assert version_commit.zorder_sql(definition(PRICES, primary_key=["sku"]), "t", "iceberg") == ""
 
 
 @pytest.mark.parametrize("columns", [["sku"], ["sku", "label"]])

@@ -2,8 +2,9 @@
 finish (``adapter.mutable_run_finish``, with ``mutable_record_definition``, which the
 version operations share), one call each over the wings they draw on: the stored
 table's state and drift (table_adapter, drift_adapter), the changelog (rules_adapter),
-the plan and commit (commit_adapter), the kept versions (versions_adapter). The start's
-steps and their order are run_start.py's. Mixed into JammiAdapter."""
+the plan and commit (commit_adapter), the kept versions (versions_adapter); its
+commits are apply_adapter.py's. The start's steps and their order are run_start.py's.
+Mixed into JammiAdapter."""
 
 from __future__ import annotations
 
@@ -24,19 +25,15 @@ from dbt.adapters.jammi.mutable_table import (
     tblproperties_config,
     version_locations,
 )
-from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
-from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
-from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
 
-class MutableRunAdapterMixin(
-    MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
-):
+class MutableRunAdapterMixin(MutableApplyAdapterMixin):
     """``adapter.mutable_run_start``, ``mutable_run_finish``, ``mutable_record_definition``;
     mixed into JammiAdapter."""
 
@@ -197,70 +194,6 @@ class MutableRunAdapterMixin(
             definition, relation, state, file_format
         )
         return {"definition": definition, "plan": self._plan(definition, file_format, True, {})}
-
-    @available
-    def mutable_rollback_merge(
-        self,
-        definition: dict[str, Any],
-        relation: Any,
-        state: Mapping[str, Any],
-        plan: Mapping[str, Any],
-        model_name: str,
-        expire_snapshots: bool,
-    ) -> dict[str, Any]:
-        """``rollback_mutable_table``'s commit on Delta and Iceberg: the changelog
-        repaired, the MERGE of the kept rows committed (Iceberg with a changelog: through
-        the run's branch with the changelog's records of its difference; a rollback that
-        changes nothing commits nothing to publish), the tombstones of later versions
-        dropped, the changelog published, and Iceberg's snapshots beyond
-        ``versions_kept`` expired where the model opts in. Returns the MERGE's counts."""
-        file_format = str(state["file_format"])
-        self.changelog_repair(definition, relation, state)
-        if file_format == "iceberg" and definition.get("changelog_topic"):
-            counts = self._rollback_merge_logged(definition, relation, plan, model_name)
-        else:
-            counts = self.mutable_commit_merge(plan["merge_sql"], model_name, True)["counts"]
-        self.mutable_tombstones_rollback(
-            definition, relation, file_format, plan["history"], plan["version"]
-        )
-        if definition.get("changelog_topic"):
-            self.changelog_publish(definition, relation, None)
-        if file_format == "iceberg" and expire_snapshots:
-            self.mutable_expire_iceberg_snapshots(
-                relation, int(definition["versions_kept"]), model_name
-            )
-        return dict(counts)
-
-    def _rollback_merge_logged(
-        self, definition: Mapping[str, Any], relation: Any, plan: Mapping[str, Any], model: str
-    ) -> Mapping[str, Any]:
-        """Iceberg with a changelog: the rollback's difference as a temp view, counted;
-        its records committed with the MERGE on the run's branch (changelog_iceberg.py)."""
-        change_set = relation.incorporate(
-            path={"identifier": f"{relation.identifier}__jammi_rollback_changes"}, type="view"
-        ).include(database=False, schema=False)
-        self._execute_trusted(
-            f"create or replace temporary view {change_set} as\n{plan['change_set_sql']}"
-        )
-        try:
-            found = dict.fromkeys(("insert", "update", "delete"), 0)
-            for kind, count in self._run_sql(
-                f"select _change, count(*) from {change_set} group by _change"
-            ):
-                found[str(kind)] = int(count)
-            changes = self.mutable_change_counts(found["insert"], found["update"], found["delete"])
-            if changes["total"] == 0:
-                merged = self.mutable_commit_merge(plan["merge_sql"], model, True)
-            else:
-                records = self.mutable_branch_records(
-                    definition, relation, change_set, None, changes["total"]
-                )
-                merged = self.mutable_commit_merge_on_branch(
-                    plan["merge_sql"], relation, model, True, records
-                )
-        finally:
-            self._execute_trusted(f"drop view if exists {change_set}")
-        return merged["counts"]
 
     @available
     def mutable_record_definition(

@@ -223,16 +223,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         }
 
     @available
-    def mutable_first_location(self, schema_location: str, identifier: str, run_id: str) -> str:
-        return version_locations.version_dir(
-            f"{schema_location.rstrip('/')}/{identifier}", 1, run_id
-        )
-
-    @available
-    def mutable_next_location(self, current_location: str, run_id: str) -> str:
-        return version_locations.next_location(current_location, run_id)
-
-    @available
     def mutable_base_location(self, location: str) -> str:
         return location.rstrip("/").rsplit("/", 1)[0]
 

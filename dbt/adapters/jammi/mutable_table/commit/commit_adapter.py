@@ -151,7 +151,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
     def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:
         return merge_commit.change_counts(int(insert), int(update), int(delete))
 
-    @available
     def mutable_commit_version(
         self,
         target_relation: Any,

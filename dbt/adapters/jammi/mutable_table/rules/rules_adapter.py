@@ -123,7 +123,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             self._run_sql, definition, state, file_format, candidates_sql, str(table), invocation_id
         )
 
-    @available
     def mutable_tombstones_write_sql(
         self, location: str, file_format: str, tombstones_sql: str
     ) -> str:
@@ -206,7 +205,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         guard = plan_target is not None and self.uses_merge(file_format)  # type: ignore[attr-defined]
         return {"identity_from": start, "identity_guard": guard}
 
-    @available
     def mutable_identity_mark_steps(
         self,
         definition: Mapping[str, Any],
@@ -356,7 +354,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         changelog_phases.publish(self._run_sql, definition, relation, location)
         return ""
 
-    @available
     def changelog_create_steps(
         self, definition: dict[str, Any], target: Any, change_set: Any
     ) -> list[dict[str, Any]]:
@@ -364,7 +361,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         version's events staged and recorded (rules/changelog_iceberg.py)."""
         return changelog_iceberg.create_steps(definition, str(target), str(change_set))
 
-    @available
     def changelog_stage_step(
         self, definition: dict[str, Any], target: Any, change_set: Any, location: str
     ) -> dict[str, Any]:

@@ -53,7 +53,6 @@ class VersionsAdapterMixin(StatementsMixin):
         method = getattr(self.config.credentials, "method", "")
         return ownership.this_holder(str(getattr(method, "value", method))).render()
 
-    @available
     def mutable_version_log_sql(
         self,
         location: str,
@@ -72,11 +71,9 @@ class VersionsAdapterMixin(StatementsMixin):
             self._version_holder(),
         )
 
-    @available
     def mutable_version_log_location(self, location: str) -> str:
         return kept_versions.log_location(location)
 
-    @available
     def mutable_sweep_versions(
         self,
         target_relation: Any,
@@ -143,7 +140,6 @@ class VersionsAdapterMixin(StatementsMixin):
 
     # --- reads of the past and rollback (versions/version_reads.py) ---------------------
 
-    @available
     def mutable_tag_delta_commits(self, identity_from: Any = None) -> str:
         """Tag this connection's Delta commits with the dbt invocation id (Delta's
         ``commitInfo.userMetadata``), which ``mutable_table_history`` shows. Every
@@ -161,7 +157,6 @@ class VersionsAdapterMixin(StatementsMixin):
         rows = self._run_sql(iceberg_snapshots.current_snapshot_sql(str(relation)))
         return int(rows[0][0]) if rows else None
 
-    @available
     def mutable_expire_iceberg_snapshots(
         self, relation: Any, versions_kept: int, model_name: str
     ) -> int:

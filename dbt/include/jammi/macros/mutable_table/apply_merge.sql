@@ -29,26 +29,6 @@ values (
 {%- endmacro %}
 
 
-{#-- Layout for secondary indexes on a new MERGE table. Delta: Z-order the files by the
-     index columns (data skipping uses the per-file min/max statistics Delta keeps for
-     them). Iceberg: the table's write order, the same columns (every later MERGE writes
-     its files sorted by them; Iceberg keeps per-file min/max too). --#}
-{% macro get_zorder_sql(definition, target_relation, file_format='delta') -%}
-  {%- set columns = [] -%}
-  {%- for index in definition.indexes -%}
-    {%- for c in index.columns if c not in columns -%}{%- do columns.append(c) -%}{%- endfor -%}
-  {%- endfor -%}
-  {%- if definition.ordering_column and definition.ordering_column not in columns -%}
-    {%- do columns.insert(0, definition.ordering_column) -%}
-  {%- endif -%}
-  {%- if columns and file_format == 'iceberg' -%}
-alter table {{ target_relation }} write ordered by {% for c in columns %}{{ adapter.quote_column(c) }}{{ ', ' if not loop.last }}{% endfor %}
-  {%- elif columns -%}
-optimize {{ target_relation }} zorder by ({% for c in columns %}{{ adapter.quote_column(c) }}{{ ', ' if not loop.last }}{% endfor %})
-  {%- endif -%}
-{%- endmacro %}
-
-
 {#-- One MERGE. Returns {committed, counts}: committed false when Delta refused the
      commit because a concurrent run committed first (nothing of this run written; the
      materialization re-plans against the new snapshot), an error naming the model on the

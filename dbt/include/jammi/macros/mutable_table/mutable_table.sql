@@ -184,7 +184,10 @@
   {%- endif -%}
   {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
   {%- if state is none -%}
-    {%- do outcome.update({'location': apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at, cleanup, counts)}) -%}
+    {#-- the create, all or nothing (adapter.mutable_commit_create, commit/version_commit.py):
+         the CREATE TABLE is the claim on the name; if another run created the table
+         first, this run fails clearly and undoes only what it did itself --#}
+    {%- do outcome.update({'location': adapter.mutable_commit_create(definition, target_relation, change_set_relation, get_next_state_sql(definition, none, change_set_relation), file_format, run_id, fail_at, cleanup, counts, config.get('registry_schema'), invocation_id)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
     {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, records=adapter.mutable_branch_records(definition, target_relation, change_set_relation, tombstones.get('branch_insert'), counts.total if counts else 0) if file_format == 'iceberg' else []) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
@@ -217,52 +220,6 @@
   {%- set counts = {'insert': 0, 'update': 0, 'delete': 0} -%}
   {%- for row in rows.rows -%}{%- do counts.update({row[0]: row[1] | int}) -%}{%- endfor -%}
   {{ return(adapter.mutable_change_counts(counts['insert'], counts['update'], counts['delete'])) }}
-{%- endmacro %}
-
-
-{#-- First run (or permitted rebuild): create the storage table holding the first batch,
-     record the definition on it and register it -- all or nothing. Returns the version
-     directory (rewrite formats) or none. The CREATE TABLE is
-     the claim on the name: if another run created the table first, this run fails
-     clearly and undoes only what it did itself (never the other run's table). --#}
-{% macro apply_mutable_create(definition, target_relation, change_set_relation, file_format, run_id, fail_at=none, cleanup=[], counts=none) -%}
-  {#-- the registry, its row and the new table's properties (table_records.py) --#}
-  {%- set records = adapter.mutable_table_records(definition, target_relation, file_format, config.get('registry_schema'), invocation_id) -%}
-  {%- do adapter.mutable_execute_all_or_nothing([{'sql': records.create_registry, 'tolerate_exists': true}]) -%}
-  {%- set first_state_sql = get_next_state_sql(definition, none, change_set_relation) -%}
-  {%- set steps = [] -%}
-  {%- set location = none -%}
-  {%- set drop_table = 'drop table if exists ' ~ target_relation -%}
-  {%- if adapter.uses_merge(file_format) -%}
-    {%- do adapter.mutable_tag_delta_commits() -%}
-    {%- if file_format == 'iceberg' and definition.get('changelog_topic') -%}
-      {%- do steps.extend(adapter.changelog_create_steps(definition, target_relation, change_set_relation)) -%}
-    {%- endif -%}
-    {%- do steps.append({'sql': get_create_storage_table_as_sql(definition, target_relation, file_format, first_state_sql, records.properties), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
-    {%- if fail_at in ('write', 'before_commit') -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-    {%- set zorder = get_zorder_sql(definition, target_relation, file_format) -%}
-    {%- if fail_at == 'zorder' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}
-    {%- elif zorder | trim -%}{%- do steps.append({'sql': zorder}) -%}{%- endif -%}
-  {%- else -%}
-    {%- set location = adapter.mutable_first_location(fetch_schema_location(target_relation), target_relation.identifier, run_id) -%}
-    {#-- this run's version directory, then the table's base if that leaves it empty --#}
-    {%- set undo_paths = [location, adapter.mutable_version_log_location(location), adapter.mutable_base_location(location) ~ '/' ~ '_jammi_versions/', adapter.mutable_base_location(location) ~ '/'] -%}
-    {%- do steps.append({'sql': adapter.mutable_version_log_sql(location, none, counts, invocation_id), 'undo_paths': undo_paths}) -%}
-    {%- do steps.append({'sql': get_write_version_sql(definition, none, change_set_relation, location, file_format, fail_at), 'undo_paths': undo_paths}) -%}
-    {%- do steps.extend(adapter.mutable_identity_mark_steps(definition, none, change_set_relation, location, none)) -%}
-    {%- if definition.get('changelog_topic') -%}
-      {%- do steps.append(adapter.changelog_stage_step(definition, none, change_set_relation, location)) -%}
-    {%- endif -%}
-    {%- if fail_at == 'before_commit' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-    {%- do steps.append({'sql': get_create_storage_table_sql(definition, target_relation, file_format, location, records.properties), 'undo_sql': drop_table, 'creates': target_relation | string}) -%}
-  {%- endif -%}
-  {%- if fail_at == 'register' -%}{%- do steps.append({'sql': mutable_failure_sql(fail_at)}) -%}{%- endif -%}
-  {%- do steps.append({'sql': records.register}) -%}
-  {%- do adapter.mutable_execute_all_or_nothing(steps, cleanup) -%}
-  {%- if location -%}
-    {%- do adapter.mutable_sweep_versions(target_relation, location, definition.get('versions_kept'), true, run_id) -%}
-  {%- endif -%}
-  {{ return(location) }}
 {%- endmacro %}
 
 

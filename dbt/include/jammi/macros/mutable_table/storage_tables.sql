@@ -33,37 +33,6 @@
 {%- endmacro %}
 
 
-{#-- The parquet/orc storage table over an already written first version directory.
-     `properties`: its tblproperties clause (adapter.mutable_table_records). --#}
-{% macro get_create_storage_table_sql(definition, target_relation, file_format, location, properties) -%}
-  create table {{ target_relation }} (
-    {%- for c in definition.storage_columns %}
-    {{ adapter.quote_column(c[0]) }} {{ c[1] }},
-    {%- endfor %}
-    tenant_id string
-  )
-  using {{ file_format }}
-  location {{ adapter.sql_string(location) }}
-  {{ properties }}
-{%- endmacro %}
-
-
-{#-- The Delta or Iceberg storage table, created with its first batch in one statement.
-     `properties`: its tblproperties clause (adapter.mutable_table_records). --#}
-{% macro get_create_storage_table_as_sql(definition, target_relation, file_format, select_sql, properties) -%}
-  create table {{ target_relation }}
-  using {{ file_format }}
-  {{ properties }}
-  as
-  select
-    {%- for c in definition.storage_columns %}
-    cast({{ adapter.quote_column(c[0]) }} as {{ c[1] }}) as {{ adapter.quote_column(c[0]) }},
-    {%- endfor %}
-    cast(tenant_id as string) as tenant_id
-  from ({{ select_sql }}) as first_batch
-{%- endmacro %}
-
-
 {#-- The model's tblproperties an existing table does not hold yet, set before the run
      writes (mutable_table/tblproperties_config.py). --#}
 {% macro get_set_tblproperties_sql(target_relation, properties) -%}

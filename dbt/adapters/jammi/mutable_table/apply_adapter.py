@@ -1,0 +1,189 @@
+"""The commits of a mutable_table run, one call each (mixed into the run's face,
+run_adapter.py): a first run's create (``adapter.mutable_commit_create``), the rewrite
+formats' next version (``adapter.mutable_commit_rewrite``; commit/version_commit.py
+holds both protocols) and a rollback's commit on Delta and Iceberg
+(``adapter.mutable_rollback_merge``). Each draws on the commit paths
+(commit_adapter), the rules' steps (rules_adapter: identity, tombstones, changelog)
+and the kept versions (versions_adapter)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from dbt.adapters.base import available
+
+from dbt.adapters.jammi.mutable_table import table_properties, version_locations
+from dbt.adapters.jammi.mutable_table.commit import version_commit
+from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
+from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
+
+
+class MutableApplyAdapterMixin(
+    MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
+):
+    """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``,
+    ``mutable_rollback_merge``."""
+
+    @available
+    def mutable_commit_create(
+        self,
+        definition: dict[str, Any],
+        target: Any,
+        change_set: Any,
+        first_state_sql: str,
+        file_format: str,
+        run_id: str,
+        fail_at: Optional[str],
+        cleanup: Sequence[str],
+        counts: Any,
+        registry_schema: Optional[str],
+        invocation_id: str,
+    ) -> Optional[str]:
+        """A first run's (or a permitted rebuild's) create, all or nothing
+        (version_commit.create_steps): the registry first (shared, created if missing),
+        then the table with its rows and its registry row; the rewrite formats' first
+        version directory is kept with the versions beyond ``versions_kept`` swept.
+        Returns that directory (None for Delta and Iceberg)."""
+        records = self.mutable_table_records(
+            definition, target, file_format, registry_schema, invocation_id
+        )
+        self.mutable_execute_all_or_nothing(
+            [{"sql": records["create_registry"], "tolerate_exists": True}]
+        )
+        location = None
+        if file_format in MERGE_FORMATS:
+            self.mutable_tag_delta_commits()
+        else:
+            described = self._run_sql(f"describe schema extended {target.schema}")
+            schema_location = str(table_properties.describe_location(described))
+            location = version_locations.version_dir(
+                f"{schema_location.rstrip('/')}/{target.identifier}", 1, run_id
+            )
+        steps = version_commit.create_steps(
+            self,
+            definition,
+            target,
+            change_set,
+            first_state_sql,
+            file_format,
+            location,
+            records,
+            fail_at,
+            counts,
+            invocation_id,
+        )
+        self.mutable_execute_all_or_nothing(steps, cleanup)
+        if location:
+            self.mutable_sweep_versions(
+                target, location, definition.get("versions_kept"), True, run_id
+            )
+        return location
+
+    @available
+    def mutable_commit_rewrite(
+        self,
+        definition: dict[str, Any],
+        target: Any,
+        change_set: Any,
+        next_state_sql: str,
+        file_format: str,
+        planned_location: str,
+        run_id: str,
+        fail_at: Optional[str],
+        cleanup: Sequence[str],
+        last_attempt: bool,
+        counts: Any,
+        invocation_id: str,
+        kind: str = "run",
+        tombstones_sql: Optional[str] = None,
+    ) -> Optional[str]:
+        """The next version of an existing parquet/orc table (version_commit.commit_rewrite),
+        written beside ``planned_location`` (the version the plan was made from) and
+        swapped in by compare-and-swap. Returns the committed directory, or None when a
+        concurrent run committed first and ``last_attempt`` is false (the caller
+        re-plans)."""
+        return version_commit.commit_rewrite(
+            self,
+            self._run_sql,
+            definition,
+            target,
+            change_set,
+            next_state_sql,
+            file_format,
+            planned_location,
+            version_locations.next_location(planned_location, run_id),
+            fail_at,
+            cleanup,
+            last_attempt,
+            counts,
+            invocation_id,
+            kind,
+            tombstones_sql,
+        )
+
+    @available
+    def mutable_rollback_merge(
+        self,
+        definition: dict[str, Any],
+        relation: Any,
+        state: Mapping[str, Any],
+        plan: Mapping[str, Any],
+        model_name: str,
+        expire_snapshots: bool,
+    ) -> dict[str, Any]:
+        """``rollback_mutable_table``'s commit on Delta and Iceberg: the changelog
+        repaired, the MERGE of the kept rows committed (Iceberg with a changelog: through
+        the run's branch with the changelog's records of its difference; a rollback that
+        changes nothing commits nothing to publish), the tombstones of later versions
+        dropped, the changelog published, and Iceberg's snapshots beyond
+        ``versions_kept`` expired where the model opts in. Returns the MERGE's counts."""
+        file_format = str(state["file_format"])
+        self.changelog_repair(definition, relation, state)
+        if file_format == "iceberg" and definition.get("changelog_topic"):
+            counts = self._rollback_merge_logged(definition, relation, plan, model_name)
+        else:
+            counts = self.mutable_commit_merge(plan["merge_sql"], model_name, True)["counts"]
+        self.mutable_tombstones_rollback(
+            definition, relation, file_format, plan["history"], plan["version"]
+        )
+        if definition.get("changelog_topic"):
+            self.changelog_publish(definition, relation, None)
+        if file_format == "iceberg" and expire_snapshots:
+            self.mutable_expire_iceberg_snapshots(
+                relation, int(definition["versions_kept"]), model_name
+            )
+        return dict(counts)
+
+    def _rollback_merge_logged(
+        self, definition: Mapping[str, Any], relation: Any, plan: Mapping[str, Any], model: str
+    ) -> Mapping[str, Any]:
+        """Iceberg with a changelog: the rollback's difference as a temp view, counted;
+        its records committed with the MERGE on the run's branch (changelog_iceberg.py)."""
+        change_set = relation.incorporate(
+            path={"identifier": f"{relation.identifier}__jammi_rollback_changes"}, type="view"
+        ).include(database=False, schema=False)
+        self._execute_trusted(
+            f"create or replace temporary view {change_set} as\n{plan['change_set_sql']}"
+        )
+        try:
+            found = dict.fromkeys(("insert", "update", "delete"), 0)
+            for kind, count in self._run_sql(
+                f"select _change, count(*) from {change_set} group by _change"
+            ):
+                found[str(kind)] = int(count)
+            changes = self.mutable_change_counts(found["insert"], found["update"], found["delete"])
+            if changes["total"] == 0:
+                merged = self.mutable_commit_merge(plan["merge_sql"], model, True)
+            else:
+                records = self.mutable_branch_records(
+                    definition, relation, change_set, None, changes["total"]
+                )
+                merged = self.mutable_commit_merge_on_branch(
+                    plan["merge_sql"], relation, model, True, records
+                )
+        finally:
+            self._execute_trusted(f"drop view if exists {change_set}")
+        return merged["counts"]

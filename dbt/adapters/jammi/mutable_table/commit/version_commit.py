@@ -1,0 +1,333 @@
+"""The commits that write a table's rows: a first run's create (every format) and the
+rewrite formats' next version (parquet, orc), each one protocol in Python. The
+materialization renders the next state (the planner's ``get_next_state_sql``) and calls
+it once (run_adapter.py); everything else, in order, is here.
+
+A rewrite commit writes the complete next version to a fresh directory
+``<table base>/v<version>_<run id>`` (its version log row first, then the rows, the
+tombstones it carries, an identity column's mark, the changelog's staged events), then
+swaps the table's location with one compare-and-swap (rewrite_commit.py). A create
+writes the registry first (shared, created if missing), then the table and its registry
+row, all or nothing. ``fail_at`` (var ``jammi_fail_at``, run_errors.FAILURE_PHASES) puts
+a failing statement where a test asks, so the crash tests can stop a run at each phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Optional, Protocol
+
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table import version_locations
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
+
+Step = dict[str, Any]
+
+
+class Applier(Protocol):
+    """What the commits use of the adapter (run_adapter.py mixes it all in)."""
+
+    def mutable_execute_all_or_nothing(
+        self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
+    ) -> None: ...
+
+    def mutable_version_log_sql(
+        self,
+        location: str,
+        parent: Optional[str],
+        counts: Any,
+        invocation_id: str,
+        kind: str = "run",
+    ) -> str: ...
+
+    def mutable_version_log_location(self, location: str) -> str: ...
+
+    def mutable_identity_mark_steps(
+        self,
+        definition: Mapping[str, Any],
+        target: Any,
+        change_set: Any,
+        location: str,
+        planned_location: Optional[str],
+    ) -> list[dict[str, Any]]: ...
+
+    def changelog_stage_step(
+        self, definition: dict[str, Any], target: Any, change_set: Any, location: str
+    ) -> dict[str, Any]: ...
+
+    def changelog_create_steps(
+        self, definition: dict[str, Any], target: Any, change_set: Any
+    ) -> list[dict[str, Any]]: ...
+
+    def mutable_tombstones_write_sql(
+        self, location: str, file_format: str, tombstones_sql: str
+    ) -> str: ...
+
+    def mutable_commit_version(
+        self,
+        target_relation: Any,
+        planned_location: str,
+        new_location: str,
+        model_name: str,
+        cleanup: Sequence[str] = (),
+        last_attempt: bool = True,
+        staged_paths: Sequence[str] = (),
+    ) -> bool: ...
+
+    def mutable_tag_delta_commits(self, identity_from: Any = None) -> str: ...
+
+    def mutable_sweep_versions(
+        self,
+        target_relation: Any,
+        current_location: str,
+        versions_kept: Optional[int],
+        committed_now: bool,
+        run_id: str,
+    ) -> list[str]: ...
+
+
+def failure_sql(phase: str) -> str:
+    """A statement that fails: the test hook's stop at ``phase``."""
+    return f"select raise_error('jammi_fail_at={phase}: injected failure')"
+
+
+def layout_columns(definition: Mapping[str, Any]) -> list[str]:
+    """The columns rows are laid out by: the ordering column, then every index's."""
+    columns: list[str] = []
+    if definition.get("ordering_column"):
+        columns.append(str(definition["ordering_column"]))
+    for index in definition.get("indexes") or []:
+        columns += [c for c in index["columns"] if c not in columns]
+    return columns
+
+
+def sort_clause(definition: Mapping[str, Any]) -> str:
+    """Rows sorted within each file by the layout columns, so that min/max statistics
+    skip files and row groups for predicates on them (the rewrite formats have no
+    indexes of their own)."""
+    columns = layout_columns(definition)
+    return f"sort by {', '.join(quote_identifier(c) for c in columns)}" if columns else ""
+
+
+def zorder_sql(definition: Mapping[str, Any], relation: str, file_format: str) -> str:
+    """Delta: ``optimize ... zorder by`` the index columns, the ordering column first
+    when no index has it; Iceberg: the table's write order by them. Empty when the
+    definition has none."""
+    names: list[str] = []
+    for index in definition.get("indexes") or []:
+        names += [c for c in index["columns"] if c not in names]
+    ordering = definition.get("ordering_column")
+    if ordering and ordering not in names:
+        names.insert(0, str(ordering))
+    columns = [quote_identifier(c) for c in names]
+    if not columns:
+        return ""
+    if file_format == "iceberg":
+        return f"alter table {relation} write ordered by {', '.join(columns)}"
+    return f"optimize {relation} zorder by ({', '.join(columns)})"
+
+
+def write_version_sql(
+    definition: Mapping[str, Any],
+    location: str,
+    file_format: str,
+    next_state_sql: str,
+    fail_at: Optional[str],
+) -> str:
+    failing = (
+        "\n  where coalesce(cast(raise_error('jammi_fail_at=write: injected failure while "
+        "writing') as boolean), true)"
+        if fail_at == "write"
+        else ""
+    )
+    return (
+        f"insert overwrite directory {sql_string_literal(location)} using {file_format}\n"
+        f"  select * from (\n{next_state_sql}\n  ) as next_state{failing}\n"
+        f"  {sort_clause(definition)}"
+    )
+
+
+def storage_columns_sql(definition: Mapping[str, Any]) -> str:
+    columns = [f"{quote_identifier(n)} {t}" for n, t in definition["storage_columns"]]
+    return ",\n    ".join([*columns, "tenant_id string"])
+
+
+def create_storage_table_sql(
+    definition: Mapping[str, Any], relation: str, file_format: str, location: str, properties: str
+) -> str:
+    """A parquet/orc storage table over its first version directory, already written."""
+    return (
+        f"create table {relation} (\n    {storage_columns_sql(definition)}\n  )\n"
+        f"  using {file_format}\n  location {sql_string_literal(location)}\n  {properties}"
+    )
+
+
+def create_storage_table_as_sql(
+    definition: Mapping[str, Any], relation: str, file_format: str, select_sql: str, properties: str
+) -> str:
+    """A Delta or Iceberg storage table created with its first batch, one statement."""
+    casts = [
+        f"cast({quote_identifier(n)} as {t}) as {quote_identifier(n)}"
+        for n, t in definition["storage_columns"]
+    ]
+    columns = ",\n    ".join([*casts, "cast(tenant_id as string) as tenant_id"])
+    return (
+        f"create table {relation}\n  using {file_format}\n  {properties}\n  as\n"
+        f"  select\n    {columns}\n  from ({select_sql}) as first_batch"
+    )
+
+
+def commit_rewrite(
+    applier: Applier,
+    run_sql: Callable[[str], Any],
+    definition: dict[str, Any],
+    target: Any,
+    change_set: Any,
+    next_state_sql: str,
+    file_format: str,
+    planned_location: str,
+    location: str,
+    fail_at: Optional[str],
+    cleanup: Sequence[str],
+    last_attempt: bool,
+    counts: Any,
+    invocation_id: str,
+    kind: str = "run",
+    tombstones_sql: Optional[str] = None,
+) -> Optional[str]:
+    """The next version of an existing parquet/orc table, written to ``location`` and
+    swapped in. Returns ``location``, or None when the swap lost to a concurrent run and
+    ``last_attempt`` is false (nothing committed: the caller re-plans). Any failure
+    removes this run's directory and runs ``cleanup``; the table keeps its version."""
+    staged_paths = [applier.mutable_version_log_location(location)]
+    steps: list[Step] = [
+        {
+            "sql": applier.mutable_version_log_sql(
+                location, planned_location, counts, invocation_id, kind
+            ),
+            "undo_paths": list(staged_paths),
+        },
+        {
+            "sql": write_version_sql(definition, location, file_format, next_state_sql, fail_at),
+            "undo_paths": [location],
+        },
+    ]
+    if tombstones_sql:
+        steps.append(
+            {
+                "sql": applier.mutable_tombstones_write_sql(location, file_format, tombstones_sql),
+                "undo_paths": [location],
+            }
+        )
+    steps += applier.mutable_identity_mark_steps(
+        definition, target, change_set, location, planned_location
+    )
+    if definition.get("changelog_topic"):
+        stage = applier.changelog_stage_step(definition, target, change_set, location)
+        staged_paths += stage.get("undo_paths") or []
+        steps.append(stage)
+    if fail_at == "before_commit":
+        steps.append({"sql": failure_sql("before_commit")})
+    applier.mutable_execute_all_or_nothing(steps, cleanup)
+    if fail_at == "concurrent_commit":
+        # the test hook: what another run committing between this plan and its commit does
+        other = version_locations.next_location(planned_location, "concurrent")
+        run_sql(
+            f"insert overwrite directory {sql_string_literal(other)} using {file_format} "
+            f"select * from {target}"
+        )
+        run_sql(f"alter table {target} set location {sql_string_literal(other)}")
+    committed = applier.mutable_commit_version(
+        target,
+        planned_location,
+        location,
+        str(definition["table_id"]),
+        cleanup,
+        last_attempt,
+        staged_paths,
+    )
+    return location if committed else None
+
+
+def create_steps(
+    applier: Applier,
+    definition: dict[str, Any],
+    target: Any,
+    change_set: Any,
+    first_state_sql: str,
+    file_format: str,
+    location: Optional[str],
+    records: Mapping[str, str],
+    fail_at: Optional[str],
+    counts: Any,
+    invocation_id: str,
+) -> list[Step]:
+    """A first run's steps, all or nothing: the table (Delta and Iceberg: created with
+    its rows, then laid out; parquet/orc: the version log row, the first version
+    directory, an identity column's mark, the changelog's staged events, then the table
+    over it), then the registry row. The CREATE TABLE is the claim on the name
+    (``creates``): if another run created it first, the run fails saying so and undoes
+    only its own steps."""
+    drop_table = f"drop table if exists {target}"
+    steps: list[Step] = []
+    if file_format in MERGE_FORMATS:
+        if file_format == "iceberg" and definition.get("changelog_topic"):
+            steps += applier.changelog_create_steps(definition, target, change_set)
+        steps.append(
+            {
+                "sql": create_storage_table_as_sql(
+                    definition, str(target), file_format, first_state_sql, records["properties"]
+                ),
+                "undo_sql": drop_table,
+                "creates": str(target),
+            }
+        )
+        if fail_at in ("write", "before_commit"):
+            steps.append({"sql": failure_sql(str(fail_at))})
+        zorder = zorder_sql(definition, str(target), file_format)
+        if fail_at == "zorder":
+            steps.append({"sql": failure_sql("zorder")})
+        elif zorder:
+            steps.append({"sql": zorder})
+    else:
+        assert location is not None  # the rewrite formats write a first version directory
+        base = location.rstrip("/").rsplit("/", 1)[0]
+        # this run's version directory, then the table's base if that leaves it empty
+        undo_paths = [
+            location,
+            applier.mutable_version_log_location(location),
+            f"{base}/_jammi_versions/",
+            f"{base}/",
+        ]
+        steps.append(
+            {
+                "sql": applier.mutable_version_log_sql(location, None, counts, invocation_id),
+                "undo_paths": undo_paths,
+            }
+        )
+        steps.append(
+            {
+                "sql": write_version_sql(
+                    definition, location, file_format, first_state_sql, fail_at
+                ),
+                "undo_paths": undo_paths,
+            }
+        )
+        steps += applier.mutable_identity_mark_steps(definition, None, change_set, location, None)
+        if definition.get("changelog_topic"):
+            steps.append(applier.changelog_stage_step(definition, None, change_set, location))
+        if fail_at == "before_commit":
+            steps.append({"sql": failure_sql("before_commit")})
+        steps.append(
+            {
+                "sql": create_storage_table_sql(
+                    definition, str(target), file_format, location, records["properties"]
+                ),
+                "undo_sql": drop_table,
+                "creates": str(target),
+            }
+        )
+    if fail_at == "register":
+        steps.append({"sql": failure_sql("register")})
+    steps.append({"sql": records["register"]})
+    return steps
