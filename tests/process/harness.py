@@ -22,6 +22,7 @@ from typing import Callable, Iterator, Optional
 import pytest
 import yaml
 
+from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from tests.conftest import TEST_JVM_OPTIONS, lane_connect_url
 from tests.process.class_archive import archive_options
 
@@ -208,12 +209,18 @@ class DbtResult:
         return ModelResult(name, "not reported", _tail(self.output))
 
     def states(self) -> list[dict]:
-        """The JSON documents the project's hooks printed with STATE_MARKER, in order."""
-        return [
+        """The JSON documents the project's hooks printed with STATE_MARKER, in order; one
+        with a rewrite table's ``location`` also gets that version's number."""
+        documents = [
             json.loads(line.split(STATE_MARKER, 1)[1])
             for line in self.output.splitlines()
             if STATE_MARKER in line
         ]
+        for document in documents:
+            if "location" in document and "version" not in document:
+                location = document["location"]
+                document["version"] = parse_version(location) if location else None
+        return documents
 
 
 def _tail(text: str, lines: int = 15) -> str:

@@ -88,7 +88,7 @@ STATE_MACRO = """
                              ~ " group by _offset order by _offset") -%}
         {%- do changes.append(r | map('int') | list) -%}
       {%- endfor -%}
-      {%- do state.update({'items': items, 'version': adapter.mutable_version(location.value),
+      {%- do state.update({'items': items, 'location': location.value,
                            'changes': changes}) -%}
     {%- endif -%}
     {%- if 'crash_events' in tables -%}
