@@ -436,8 +436,9 @@ def statements_for_parsing() -> dict[str, str]:
             out[f"merge_batch_snapshot_{name}"] = merge_batch_sql(defn, "o'brien", True)
         if defn["history"] != "scd2":
             out[f"change_set_{name}"] = change_set_sql(defn, tenant="o'brien")
-            out[f"write_{name}"] = render(
-                "get_write_version_sql", defn, "analytics.prices", "cs", "/tmp/x", "parquet"
+            next_state = render("get_next_state_sql", defn, "analytics.prices", "cs")
+            out[f"write_{name}"] = version_commit.write_version_sql(
+                defn, "/tmp/x", "parquet", next_state, None
             )
     return out
 

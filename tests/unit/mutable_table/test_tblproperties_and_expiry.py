@@ -92,7 +92,7 @@ def test_the_create_statement_carries_the_models_properties_once():
     for key in MERGE_ON_READ:
         assert f"'{key}' = 'merge-on-read'," in created
     assert "'jammi.kind' = 'mutable_table'" in created
-    # a later definition record (record_mutable_definition) leaves them alone
+    # a later definition record (mutable_record_definition) leaves them alone
     assert "write.merge.mode" not in _properties_clause(definition, first=False)
 
 
