@@ -15,75 +15,18 @@ a failing statement where a test asks, so the crash tests can stop a run at each
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 
+if TYPE_CHECKING:  # the adapter mixin that runs these protocols (it imports this module)
+    from dbt.adapters.jammi.mutable_table.apply_adapter import (
+        MutableApplyAdapterMixin as Applier,
+    )
+
 Step = dict[str, Any]
-
-
-class Applier(Protocol):
-    """What the commits use of the adapter (run_adapter.py mixes it all in)."""
-
-    def mutable_execute_all_or_nothing(
-        self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
-    ) -> None: ...
-
-    def mutable_version_log_sql(
-        self,
-        location: str,
-        parent: Optional[str],
-        counts: Any,
-        invocation_id: str,
-        kind: str = "run",
-    ) -> str: ...
-
-    def mutable_version_log_location(self, location: str) -> str: ...
-
-    def mutable_identity_mark_steps(
-        self,
-        definition: Mapping[str, Any],
-        target: Any,
-        change_set: Any,
-        location: str,
-        planned_location: Optional[str],
-    ) -> list[dict[str, Any]]: ...
-
-    def changelog_stage_step(
-        self, definition: dict[str, Any], target: Any, change_set: Any, location: str
-    ) -> dict[str, Any]: ...
-
-    def changelog_create_steps(
-        self, definition: dict[str, Any], target: Any, change_set: Any
-    ) -> list[dict[str, Any]]: ...
-
-    def mutable_tombstones_write_sql(
-        self, location: str, file_format: str, tombstones_sql: str
-    ) -> str: ...
-
-    def mutable_commit_version(
-        self,
-        target_relation: Any,
-        planned_location: str,
-        new_location: str,
-        model_name: str,
-        cleanup: Sequence[str] = (),
-        last_attempt: bool = True,
-        staged_paths: Sequence[str] = (),
-    ) -> bool: ...
-
-    def mutable_tag_delta_commits(self, identity_from: Any = None) -> str: ...
-
-    def mutable_sweep_versions(
-        self,
-        target_relation: Any,
-        current_location: str,
-        versions_kept: Optional[int],
-        committed_now: bool,
-        run_id: str,
-    ) -> list[str]: ...
 
 
 def failure_sql(phase: str) -> str:
