@@ -19,7 +19,8 @@ from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql, identity
+from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql, identity, tombstones
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
@@ -83,6 +84,9 @@ class _Adapter:
 
     def changelog_previous_in_plan(self, defn: dict) -> bool:
         return changelog.previous_in_plan(defn)
+
+    def mutable_key_decisions(self, defn: dict) -> KeyDecisions:
+        return KeyDecisions.of(defn, tombstones.retention_ms(defn) is not None)
 
     def __getattr__(self, name: str) -> Any:
         """The tombstone helpers (``mutable_tombstone_*``) are the adapter's own."""

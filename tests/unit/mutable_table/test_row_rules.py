@@ -213,7 +213,7 @@ def test_ttl_renders_the_cutoff_and_keeps_the_plan_winning():
     assert f"{expired} as _jammi_expired" in sql
     assert "where stored._jammi_expired or exists ( select 1 from latest as s" in sql
     assert "full outer join target as t" in sql
-    assert "when not in_batch then 'delete'" in sql
+    assert "when in_target and not in_batch then 'delete'" in sql
     assert "end, if(t_expired, 'delete', null)) as change_kind" in sql
     assert "1 as _ttl_source" not in sql and "min_by(" not in sql
     assert sql.count("from analytics.counters ") == 1

@@ -30,6 +30,8 @@ from dbt.adapters.jammi.mutable_table import (
 )
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
+from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
+from dbt.adapters.jammi.mutable_table.rules import tombstones
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
@@ -337,7 +339,13 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         else:
             self.mutable_remove_path(path)
 
-    # --- scd2 (mutable_table/scd2.py) ------------------------------------------------------
+    # --- the planners: history none's key decisions, scd2's intervals --------------------
+
+    @available
+    def mutable_key_decisions(self, definition: Mapping[str, Any]) -> KeyDecisions:
+        """What a history-none run does to each key (key_decisions.py): the change set's
+        CASE, the batch MERGE's clauses and a snapshot feed's filter render from it."""
+        return KeyDecisions.of(definition, tombstones.retention_ms(definition) is not None)
 
     @available
     def scd2_plan(

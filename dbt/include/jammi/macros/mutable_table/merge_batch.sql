@@ -6,7 +6,8 @@
      Delta then joins the batch with the table once per pass and changes only rows with
      real changes (with deletion vectors on, only those rows are written).
 
-     The same decisions as the change-set planner (change_set.sql, docs/mutable_table.md):
+     The same decisions as the change-set planner, from the same guards (key_decisions.py,
+     docs/mutable_table.md):
        - a key's batch row with the highest version_column wins; with a version column a
          stored key changes only for a greater version;
        - delete_when deletes a stored key; an update that changes no value is left alone;
@@ -19,20 +20,24 @@
      written; the run then reads the checks' samples for its error message. --#}
 
 {#-- `drop_unchanged` (hard_deletes: delete only): the source keeps only the rows that
-     change something, and the stored keys to delete (get_merge_batch_changes_sql). --#}
+     change something, and the stored keys to delete (get_merge_batch_changes_sql). The
+     WHEN clauses are the key's actions (key_decisions.py, shared with the change set). --#}
 {% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged=false) -%}
 {%- set q = adapter.quote_column -%}
-{%- set version = definition.version_column -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
-{%- set newer -%}
-  {%- if version -%}{{ mutable_version_newer(definition, 's.', 't.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
-{%- endset -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
   {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 't.' ~ q(c), definition.partial_updates)}) -%}
 {%- endfor -%}
+{%- set same -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+{%- endset -%}
+{%- set terms = {
+    'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
+    'newer': mutable_version_newer(definition, 's.', 't.') if definition.version_column else 'true'} -%}
+{%- set absent = 'marked' if drop_unchanged else ('by_source' if definition.hard_deletes == 'delete' else none) -%}
 merge into {{ target_relation }} as t
 using (
   {%- if drop_unchanged %}
@@ -42,26 +47,19 @@ using (
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
-{%- if drop_unchanged %}
-when matched and s._absent then delete
-{%- endif %}
-{%- if definition.delete_when %}
-when matched and s._is_delete and {{ newer }} then delete
-{%- endif %}
-{%- if definition.value_columns %}
-when matched and not s._is_delete and {{ newer }}
-  and not ({% for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor %}) then update set
+{%- for clause in adapter.mutable_key_decisions(definition).merge_clauses(terms, absent, mutable_target_scope_clause(definition, tenant, 't')) %}
+when {{ clause.when }} then
+  {%- if clause.change == 'delete' %} delete
+  {%- elif clause.change == 'update' %} update set
   {%- for c in definition.value_columns %}
   t.{{ q(c) }} = {{ new_value[c] }}{{ ',' if not loop.last }}
   {%- endfor %}
-{%- endif %}
-when not matched and not s._is_delete{{ mutable_tombstone_guard(definition, 's') }} then insert (
+  {%- else %} insert (
   {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
 values (
   {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
-{%- if definition.hard_deletes == 'delete' and not drop_unchanged %}
-when not matched by source and {{ mutable_target_scope_clause(definition, tenant, 't') }} then delete
-{%- endif %}
+  {%- endif %}
+{%- endfor %}
 {%- endmacro %}
 
 
@@ -88,8 +86,8 @@ when not matched by source and {{ mutable_target_scope_clause(definition, tenant
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
-{%- set newer -%}
-  {%- if definition.version_column -%}{{ mutable_version_newer(definition, 's.', 'stored.') }}{%- else -%}true{%- endif -%}{{ mutable_tombstone_guard(definition, 's') }}
+{%- set same -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 'stored.' ~ q(c), definition.partial_updates), 'stored.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 select
   {%- for c in definition.storage_columns %}
@@ -106,14 +104,10 @@ from (
 ) as s
 full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
   on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
-where s._rn is null or stored.{{ q(definition.storage_key[0]) }} is null
-  {%- if definition.delete_when %}
-  or s._is_delete and {{ newer }}
-  {%- endif %}
-  {%- if definition.value_columns %}
-  or not s._is_delete and {{ newer }}
-    and not ({% for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 'stored.' ~ q(c), definition.partial_updates), 'stored.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor %})
-  {%- endif %}
+where {{ adapter.mutable_key_decisions(definition).changes_filter({
+    'absent': 's._rn is null', 'not_stored': 'stored.' ~ q(definition.storage_key[0]) ~ ' is null',
+    'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
+    'newer': mutable_version_newer(definition, 's.', 'stored.') if definition.version_column else 'true'}) }}
 {%- endmacro %}
 
 

@@ -16,7 +16,7 @@
     tenant is the bound tenant (string) or none. The appliers (apply_merge.sql,
     apply_rewrite.sql) only apply this set; they never decide anything.
 
-  Decisions per key (docs/mutable_table.md):
+  Decisions per key (docs/mutable_table.md; the actions' guards: key_decisions.py):
     - batch rows are stamped with tenant_id (bound tenant / tenant_from / NULL);
     - duplicate keys in the batch were rejected or resolved by the checks in
       checks.sql; here the highest version per key is taken (version_rule.sql: one
@@ -257,21 +257,16 @@ joined as (
 {%- endif %}
 
 decided as (
+  {#- the key's action (key_decisions.py, shared with the batch MERGE); with ttl, a stored
+      row the plan leaves as it is but that has expired is deleted #}
+  {%- set same -%}
+    {%- for c in values %}{{ mutable_same_value(new_value[c], 't_' ~ c, types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+  {%- endset %}
   select *,
-    {#- ttl: a stored row the plan leaves as it is but that has expired is deleted #}
-    {{ 'coalesce(' if ttl_in_plan }}case
-      {{ mutable_tombstone_decision(definition) }}
-      when not in_batch then {{ "'delete'" if full_outer or ttl_in_plan else 'null' }}
-      when is_delete then case when in_target and {{ newer }} then 'delete' end
-      when not in_target then 'insert'
-      when not ({{ newer }}) then null
-      {%- if values %}
-      when {% for c in values %}{{ mutable_same_value(new_value[c], 't_' ~ c, types[c]) }}{{ ' and ' if not loop.last }}{% endfor %} then null
-      {%- else %}
-      when true then null
-      {%- endif %}
-      else 'update'
-    end{{ ", if(t_expired, 'delete', null))" if ttl_in_plan }} as change_kind
+    {{ 'coalesce(' if ttl_in_plan }}{{ adapter.mutable_key_decisions(definition).case_sql({
+        'stored': 'in_target', 'in_batch': 'in_batch', 'is_delete': 'is_delete',
+        'newer': newer, 'tombstoned': 'tombstoned', 'same': same}, full_outer or ttl_in_plan) }}
+    {{- ", if(t_expired, 'delete', null))" if ttl_in_plan }} as change_kind
   from joined
 )
 

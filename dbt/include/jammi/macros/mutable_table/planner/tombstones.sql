@@ -7,8 +7,8 @@
      tombstone_retention and are never rows of the table.
 
      Where they live and how they commit with their delete: rules/tombstone_phases.py.
-     Here: the planner's side (the batch's `_tombstoned` flag, its decision, the MERGE's
-     guard) and the plan's new tombstones. --#}
+     Here: the planner's side (the batch's `_tombstoned` flag; the guards that read it are
+     key_decisions.py's) and the plan's new tombstones. --#}
 
 
 {% macro mutable_tombstone_select_list(definition, prefix='') -%}
@@ -46,20 +46,6 @@
   {%- if adapter.mutable_tombstone_retention_ms(definition) is not none -%}
     coalesce({{ s }}._tombstoned, false) as tombstoned,
   {%- endif -%}
-{%- endmacro %}
-
-
-{#-- The planner's decision: a tombstoned batch row changes nothing. --#}
-{% macro mutable_tombstone_decision(definition) -%}
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none -%}
-      when in_batch and tombstoned then null
-  {%- endif -%}
-{%- endmacro %}
-
-
-{#-- The batch-sourced MERGE's guard on every clause (`s`: its source). --#}
-{% macro mutable_tombstone_guard(definition, s='s') -%}
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none %} and not {{ s }}._tombstoned{% endif -%}
 {%- endmacro %}
 
 
