@@ -20,7 +20,13 @@ from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
-from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql, identity, tombstones
+from dbt.adapters.jammi.mutable_table.rules import (
+    changelog,
+    changelog_sql,
+    identity,
+    tombstones,
+    ttl,
+)
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
@@ -70,9 +76,6 @@ class _Adapter:
     def mutable_checked_cast(self, expr: str, source: str, stored: str, subject: str) -> str:
         return exact_casts.checked_cast_sql(expr, source, stored, subject)
 
-    def mutable_now_ms(self) -> int:
-        return NOW_MS
-
     def mutable_batch_check_marker(self, kind: str) -> str:
         return batch_check_marker(kind)
 
@@ -114,7 +117,23 @@ def _environment() -> jinja2.Environment:
 ENV = _environment()
 
 
+# The macros that plan with the attempt's definition (adapter.mutable_plan_prepare).
+PLANNED = {"get_change_set_sql", "get_mutable_change_set_sql", "get_merge_batch_sql"}
+
+
+def planned(defn: dict) -> dict:
+    """The attempt's definition as mutable_plan_prepare hands it to the planner: a copy
+    with its clock (NOW_MS unless the test set one) and ttl_expired_in_plan."""
+    return {
+        "now_ms": NOW_MS,
+        **defn,
+        "ttl_expired_in_plan": ttl.expired_in_plan(defn),
+    }
+
+
 def render(macro: str, *args: Any) -> str:
+    if macro in PLANNED and isinstance(args[0], dict):
+        args = (planned(args[0]), *args[1:])
     return " ".join(str(ENV.globals[macro](*args)).split())
 
 

@@ -7,7 +7,10 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table import run_start
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
+from dbt.adapters.jammi.mutable_table.rules import ttl
+from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS
 
 
 def test_the_failure_phase_is_one_the_run_knows():
@@ -115,3 +118,82 @@ def test_a_plan_names_the_findings_after_which_identical_rows_collapse():
     plan = plan_run({"primary_key": ["id"]}, "parquet", True, {})
     assert plan.collapse_on == ("duplicate_key", "duplicate_version")
     assert plan.to_dict()["collapse_on"] == ("duplicate_key", "duplicate_version")
+
+
+class _Attempt(MutableRunAdapterMixin):
+    """The run adapter's preparation, its phases recorded instead of run."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def changelog_repair(self, definition, relation, state):
+        self.calls.append(("repair", relation))
+        return ""
+
+    def mutable_tombstones_prepare(self, definition, relation, state, file_format):
+        self.calls.append(("tombstones", definition["now_ms"] > 0))
+        return {"tombstones_from": "select * from live", "tombstone_now_ms": 5}
+
+    def mutable_identity_prepare(self, definition, plan_target, state, file_format):
+        self.calls.append(("identity", plan_target))
+        return {"identity_from": 7, "identity_guard": plan_target is not None}
+
+    def changelog_prepare(self, definition, relation, state, file_format, checked=None):
+        self.calls.append(("changelog", checked))
+        return {"backing": "s.__topic_1", "since": 3}
+
+
+@pytest.mark.parametrize("state", [None, {"location": "file:/w/t/v0000000003_r"}])
+def test_each_attempt_plans_with_a_copy_holding_its_values(state):
+    definition = {"table_id": "t", "primary_key": ["id"], "ttl_ms": 60_000, "history": "none"}
+    kept = dict(definition)
+    adapter = _Attempt()
+    attempt = adapter.mutable_plan_prepare(definition, "s.t", state, "delta")
+    assert definition == kept
+    # the changelog is repaired before anything is planned; the tombstones and the
+    # identity column's start read the table, which a first run (no state) plans without
+    assert adapter.calls == [
+        ("repair", "s.t"),
+        ("tombstones", True),
+        ("identity", None if state is None else "s.t"),
+    ]
+    assert attempt["ttl_expired_in_plan"] is True and attempt["now_ms"] > 0
+    assert attempt["identity_from"] == 7 and attempt["tombstone_now_ms"] == 5
+    added = set(attempt) - set(definition)
+    assert added == {
+        "now_ms",
+        "ttl_expired_in_plan",
+        "tombstones_from",
+        "tombstone_now_ms",
+        "identity_from",
+        "identity_guard",
+    }
+    assert added.isdisjoint(RECORDED_KEYS)
+
+
+def test_the_changelog_topic_comes_on_a_copy():
+    definition = {"table_id": "t", "changelog": True}
+    prepared = _Attempt().mutable_changelog_prepare(definition, "s.t", None, "parquet")
+    assert prepared == {**definition, "changelog_topic": {"backing": "s.__topic_1", "since": 3}}
+    assert "changelog_topic" not in definition and "changelog_topic" not in RECORDED_KEYS
+
+
+@pytest.mark.parametrize(
+    "config, in_plan",
+    [
+        ({"ttl_ms": 1}, True),
+        ({"ttl_ms": 1, "history": "scd2"}, False),
+        ({"ttl_ms": 1, "merge_functions": {"n": "sum"}, "version_column": "v"}, False),
+        (
+            {"ttl_ms": 1, "merge_functions": {"n": "sum"}, "version_column": "v"}
+            | {"hard_deletes": "delete"},
+            True,
+        ),
+        ({"ttl_ms": 1, "merge_functions": {"n": "sum"}}, True),
+        ({}, False),
+    ],
+)
+def test_the_history_none_planner_finds_the_expired_rows_unless_merge_functions_combine(
+    config, in_plan
+):
+    assert ttl.expired_in_plan(config) is in_plan

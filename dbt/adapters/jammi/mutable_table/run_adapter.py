@@ -15,6 +15,7 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
+from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
@@ -28,6 +29,7 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
+from dbt.adapters.jammi.mutable_table.rules import ttl
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
 
 logger = AdapterLogger("Jammi")
@@ -173,6 +175,43 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                     )
                 )
         return source
+
+    @available
+    def mutable_changelog_prepare(
+        self,
+        definition: Mapping[str, Any],
+        relation: Any,
+        state: Any,
+        file_format: str,
+        checked: Optional[dict[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """The run's definition with its changelog topic (``changelog_prepare``: the topic
+        registered on a first run, the first version it publishes), a copy: what the run
+        records stays the model's definition."""
+        topic = self.changelog_prepare(dict(definition), relation, state, file_format, checked)
+        return {**definition, "changelog_topic": topic}
+
+    @available
+    def mutable_plan_prepare(
+        self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
+    ) -> dict[str, Any]:
+        """Before each plan (every attempt): what a run that stopped after its commit left
+        is published (the changelog's repair); then the definition the attempt plans
+        with, a copy holding its values: its clock (``now_ms``: the engine's
+        ``_written_at`` and the TTL cutoff agree), whether the change set finds the
+        expired rows itself (``ttl_expired_in_plan``), the live tombstones it reads and
+        their clock, and where identity numbering starts (``identity_from``,
+        ``identity_guard``)."""
+        self.changelog_repair(dict(definition), relation, state)
+        planned = {
+            **definition,
+            "now_ms": now_ms(),
+            "ttl_expired_in_plan": ttl.expired_in_plan(definition),
+        }
+        planned.update(self.mutable_tombstones_prepare(planned, relation, state, file_format))
+        plan_target = relation if state is not None else None
+        planned.update(self.mutable_identity_prepare(planned, plan_target, state, file_format))
+        return planned
 
     @available
     def mutable_expire_start(

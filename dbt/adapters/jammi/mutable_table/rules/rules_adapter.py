@@ -71,11 +71,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     def mutable_written_at_column(self) -> str:
         return WRITTEN_AT_COLUMN
 
-    @available
-    def mutable_now_ms(self) -> int:
-        """The run's clock, epoch milliseconds (the engine's ``_written_at``)."""
-        return now_ms()
-
     # --- tombstones (rules/tombstones.py) -------------------------------------------
 
     @available
@@ -91,12 +86,12 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     def mutable_tombstone_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
         return tombstones.columns(definition)
 
-    @available
     def mutable_tombstones_prepare(
         self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
         """Before a plan: where it reads the keys' live tombstones from, and its clock
-        (tombstone_phases.prepare); the run's definition takes these values."""
+        (tombstone_phases.prepare); the attempt's definition takes these values
+        (``mutable_plan_prepare``)."""
         return tombstone_phases.prepare(
             definition,
             state,
@@ -189,7 +184,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             self._run_sql, definition, table, file_format, location
         )
 
-    @available
     def mutable_identity_prepare(
         self, definition: Mapping[str, Any], plan_target: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
@@ -286,7 +280,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         topic = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
         return topic["columns"]
 
-    @available
     def changelog_prepare(
         self,
         definition: dict[str, Any],

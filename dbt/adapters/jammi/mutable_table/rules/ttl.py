@@ -26,6 +26,21 @@ OPTIONS = ("ttl_ms", "ttl_column")
 WRITTEN_AT_COLUMN = "_written_at"
 
 
+def expired_in_plan(definition: Mapping[str, Any]) -> bool:
+    """Whether the history-none planner finds the expired stored rows in its own read of
+    the stored rows (``change_set.sql``); not when merge functions combine a key's rows
+    under a version rule without hard deletes (that plan reads the stored rows apart),
+    nor for scd2: ``ttl.sql`` then reads them again."""
+    if not definition.get("ttl_ms") or definition.get("history") == "scd2":
+        return False
+    combined = (
+        bool(definition.get("merge_functions"))
+        and bool(definition.get("version_column"))
+        and definition.get("hard_deletes") != "delete"
+    )
+    return not combined
+
+
 def definition_fields(
     opts: Mapping[str, Any], draft: MutableTableDefinition, subject: str
 ) -> dict[str, Any]:

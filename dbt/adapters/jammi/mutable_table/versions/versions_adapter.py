@@ -248,7 +248,9 @@ class VersionsAdapterMixin(StatementsMixin):
     ) -> dict[str, Any]:
         """``rollback_mutable_table``: the kept version (``version``, ``history``,
         ``location``) and the statements that make its rows the table's (``merge_sql``,
-        ``change_set_sql``; kept_version_phases.rollback_statements)."""
+        ``change_set_sql``; kept_version_phases.rollback_statements), and the
+        rollback's ``definition``: the table's, with the model's ``versions_kept``."""
+        definition = {**definition, "versions_kept": versions_kept}
         version = version_reads.require_version(to_version, subject)
         kept = kept_version_phases.kept_version(
             self._run_sql,
@@ -263,4 +265,4 @@ class VersionsAdapterMixin(StatementsMixin):
         statements = kept_version_phases.rollback_statements(
             self._run_sql, definition, str(relation), kept["source"]
         )
-        return {**kept, **statements}
+        return {**kept, **statements, "definition": definition}

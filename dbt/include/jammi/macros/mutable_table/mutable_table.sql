@@ -55,7 +55,7 @@
     {%- set collapsed = checked.collapsed if checked.collapsed is not none else collapsed -%}
   {%- endif -%}
   {#-- changelog: its topic (registered on the first run) before anything else is written --#}
-  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, target_relation, none if rebuild else state, file_format, start.changelog)}) -%}
+  {%- set definition = adapter.mutable_changelog_prepare(definition, target_relation, none if rebuild else state, file_format, start.changelog) -%}
 
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
        new tblproperties are set first (the run writes under them) --#}
@@ -136,12 +136,13 @@
      the counts, the run's relations and the committed version directory (rewrite
      formats). --#}
 {% macro plan_and_apply_mutable_batch(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
-  {%- do adapter.changelog_repair(definition, target_relation, state) -%}
+  {#-- the changelog repaired; the attempt's definition: its clock, its tombstone and
+       identity values (run_adapter.py) --#}
+  {%- set definition = adapter.mutable_plan_prepare(definition, target_relation, state, file_format) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = adapter.uses_merge(file_format) -%}
-  {#-- deletes stay deleted: the tombstones this plan reads and leaves (tombstones.sql) --#}
+  {#-- deletes stay deleted: the tombstones this plan leaves (tombstones.sql) --#}
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
-  {%- do definition.update(adapter.mutable_identity_prepare(definition, plan_target, state, file_format)) -%}
   {%- if plan.path == 'merge_batch' -%}
     {{ return(apply_merge_batch(plan, definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format)) }}
   {%- endif -%}

@@ -75,12 +75,10 @@
   {%- set relation = found.relation -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set file_format = state.file_format -%}
-  {%- set definition = state.definition -%}
-  {%- do definition.update({'versions_kept': found.versions_kept}) -%}
-  {%- set plan = adapter.mutable_rollback_plan(definition, relation, state, found.versions_kept, to_version, model, subject) -%}
+  {%- set plan = adapter.mutable_rollback_plan(state.definition, relation, state, found.versions_kept, to_version, model, subject) -%}
   {%- set version = plan.version -%}
   {%- do adapter.tenant_guard_trust(true) -%}
-  {%- do definition.update({'changelog_topic': adapter.changelog_prepare(definition, relation, state, file_format)}) -%}
+  {%- set definition = adapter.mutable_changelog_prepare(plan.definition, relation, state, file_format) -%}
   {%- if adapter.uses_merge(file_format) -%}
     {#-- one call (run_adapter.py): the changelog repaired, the MERGE committed, later
          tombstones dropped, the changelog published, snapshots expired --#}

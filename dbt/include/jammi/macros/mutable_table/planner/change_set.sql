@@ -38,11 +38,11 @@
 {#-- `scan_target_once`: the rewrite applier (which stages the change set) allows the
      planner to read the stored rows it needs once; the default scd2 planner reads them
      once either way, an override (jammi__get_scd2_change_set_sql) may use it. --#}
-{#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). Sets the run-only
-     `now_ms` on the definition. --#}
+{#-- `ttl_ms`: the expired stored rows join the set (ttl.sql). `definition` is the
+     attempt's (adapter.mutable_plan_prepare): its `now_ms` is the plan's one clock (the
+     engine's _written_at and the TTL cutoff agree), its `ttl_expired_in_plan` tells
+     whether the history-none planner finds the expired rows itself. --#}
 {% macro get_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
-  {#-- one clock per plan: the engine's _written_at and the TTL cutoff agree --#}
-  {%- do definition.update({'now_ms': adapter.mutable_now_ms(), 'ttl_expired_in_plan': false}) -%}
   {%- if definition.history == 'scd2' -%}
     {%- set planned = get_scd2_change_set_sql(definition, source_relation, target_relation, tenant, scan_target_once) -%}
   {%- else -%}
@@ -143,9 +143,9 @@
 {#-- ttl_ms: the expired stored rows of the scope are found in this plan's own read of the
      stored rows (one scan, no second one in ttl.sql): its stored side keeps the rows of
      the batch's keys and the expired ones, and an expired row the batch does not change
-     becomes a 'delete'. Told to get_change_set_sql by `ttl_expired_in_plan`. --#}
-{%- set ttl_in_plan = definition.get('ttl_ms') and not combined -%}
-{%- do definition.update({'ttl_expired_in_plan': ttl_in_plan}) -%}
+     becomes a 'delete'. Unless merge functions combine (rules/ttl.py's expired_in_plan
+     decides, before the plan). --#}
+{%- set ttl_in_plan = definition.get('ttl_expired_in_plan') -%}
 {#-- the stored value a new row combines with: none when the key was deleted earlier in
      the same batch (its newer rows start it afresh) --#}
 {%- set stored_value = {} -%}

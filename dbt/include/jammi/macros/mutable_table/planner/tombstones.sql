@@ -70,11 +70,10 @@
      {'sql', 'new'}, and on Iceberg 'branch_insert'. parquet/orc: the next version's
      complete set and how many are new (a version is written for them even when no row
      changes); Delta: appended here, before the MERGE, and the count is 0; Iceberg: the
-     count, and the append the branch commit runs (apply_merge). The plan's tombstone
-     values (tombstones_from, its clock) go on the run's definition first. No-op without
-     tombstones or on a first run. --#}
+     count, and the append the branch commit runs (apply_merge). `definition` is the
+     attempt's, with its tombstone values (tombstones_from, its clock:
+     adapter.mutable_plan_prepare). No-op without tombstones or on a first run. --#}
 {% macro plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
-  {%- do definition.update(adapter.mutable_tombstones_prepare(definition, target_relation, state, file_format)) -%}
   {%- if adapter.mutable_tombstone_retention_ms(definition) is none or state is none -%}
     {{ return({'sql': none, 'new': 0}) }}
   {%- endif -%}
