@@ -262,6 +262,11 @@ CASES.update(
             _indexed(), "s.accounts", "iceberg"
         ),
         "commit_zorder_none": lambda: version_commit.zorder_sql(_plain(), "s.accounts", "delta"),
+        "commit_staging_table": lambda: version_commit.staging_table_sql(
+            "s.accounts__jammi_changes_r1",
+            "select * from cs",
+            {"jammi.holder": "pid-1@host", "jammi.claimed_ms": "1800000000000"},
+        ),
     }
 )
 

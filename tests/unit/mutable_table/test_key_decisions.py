@@ -143,3 +143,30 @@ def test_the_rendered_forms_name_each_fact_as_the_applier_does():
     assert plain.case_sql(
         {**merge_terms, "stored": "in_target", "in_batch": "in_batch"}, False
     ) == ("case when not in_target and in_batch and not s._is_delete then 'insert' end")
+
+
+def test_the_planners_rules_are_bound_to_the_attempts_definition():
+    from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
+    from dbt.adapters.jammi.mutable_table.planner_rules import planner_rules
+
+    schema = {"id": "bigint", "n": "int", "v": "bigint", "seen": "timestamp"}
+    base = MutableTableDefinition.from_config(
+        "t", schema, {"primary_key": ["id"], "ttl_ms": 1000, "ttl_column": "seen"}
+    ).to_dict()
+    # before the attempt has its clock there is no cutoff to compare with
+    assert planner_rules(base).ttl_expired is None
+    rules = planner_rules({**base, "now_ms": 5000})
+    assert rules.ttl_expired == "coalesce(unix_millis(cast(`seen` as timestamp)) < 4000, false)"
+    assert not rules.keeps_tombstones and rules.tombstone_columns == ()
+    assert rules.batch_check_error("null_key") == "raise_error('jammi-batch-check:null_key')"
+    with pytest.raises(ValueError, match="unknown batch check"):
+        rules.batch_check_error("nonsense")
+    assert rules.sum_type("int") == "decimal(38,0)" and rules.sum_type("double") is None
+    checked = rules.stored_sum("n", "int", "s_n", "decimal(38,0)")
+    assert "sums column \\'n\\', whose stored type int cannot hold the value" in checked
+    deleting = MutableTableDefinition.from_config(
+        "t", schema, {"primary_key": ["id"], "version_column": "v", "delete_when": "n < 0"}
+    ).to_dict()
+    kept = planner_rules(deleting)
+    assert kept.keeps_tombstones and kept.decisions.tombstones
+    assert [c[0] for c in kept.tombstone_columns] == ["id", "tenant_id", "v", "_deleted_ms"]

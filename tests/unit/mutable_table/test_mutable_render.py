@@ -15,20 +15,13 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit import version_commit
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
+from dbt.adapters.jammi.mutable_table.planner_rules import PlannerRules, planner_rules
 from dbt.adapters.jammi.mutable_table.rules import (
-    changelog,
     changelog_sql,
-    identity,
-    tombstones,
     ttl,
 )
-from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
-from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 
 NOW_MS = 1_800_000_000_000
 MACROS = Path(__file__).resolve().parents[3] / "dbt" / "include" / "jammi" / "macros"
@@ -61,41 +54,8 @@ class _Adapter:
     def quote_column(self, name: str) -> str:
         return quote_identifier(name)
 
-    def mutable_ttl_cutoff(self, ttl_ms: int, now: Optional[int] = None) -> int:
-        return (now or NOW_MS) - int(ttl_ms)
-
-    def mutable_ttl_age_sql(self, defn: dict) -> str:
-        return MutableRulesAdapterMixin.mutable_ttl_age_sql(self, defn)  # type: ignore[arg-type]
-
-    def mutable_written_at_column(self) -> str:
-        return WRITTEN_AT_COLUMN
-
-    def mutable_exact_sum_type(self, stored_type: str) -> Optional[str]:
-        return exact_casts.exact_sum_type(stored_type)
-
-    def mutable_checked_cast(self, expr: str, source: str, stored: str, subject: str) -> str:
-        return exact_casts.checked_cast_sql(expr, source, stored, subject)
-
-    def mutable_batch_check_marker(self, kind: str) -> str:
-        return batch_check_marker(kind)
-
-    def mutable_version(self, location: str) -> int:
-        return int(location.rsplit("/", 1)[-1][1:11])
-
-    def mutable_identity_moved_marker(self) -> str:
-        return identity.IDENTITY_MOVED_MARKER
-
-    def changelog_previous_in_plan(self, defn: dict) -> bool:
-        return changelog.previous_in_plan(defn)
-
-    def mutable_key_decisions(self, defn: dict) -> KeyDecisions:
-        return KeyDecisions.of(defn, tombstones.retention_ms(defn) is not None)
-
-    def __getattr__(self, name: str) -> Any:
-        """The tombstone helpers (``mutable_tombstone_*``) are the adapter's own."""
-        if "tombstone" not in name:
-            raise AttributeError(name)
-        return getattr(MutableRulesAdapterMixin, name).__get__(self)
+    def mutable_planner(self, defn: dict) -> PlannerRules:
+        return planner_rules(defn)
 
 
 def _environment() -> jinja2.Environment:

@@ -2,7 +2,9 @@
 run_adapter.py): a first run's create (``adapter.mutable_commit_create``), the rewrite
 formats' next version (``adapter.mutable_commit_rewrite``; commit/version_commit.py
 holds both protocols) and a rollback's commit on Delta and Iceberg
-(``adapter.mutable_rollback_merge``). Each draws on the commit paths
+(``adapter.mutable_rollback_merge``); and what they build on: the rewrite applier's
+staged change set (``adapter.mutable_stage_change_set``) and a permitted rebuild's drop
+(``adapter.mutable_drop_table``). Each draws on the commit paths
 (commit_adapter), the rules' steps (rules_adapter: identity, tombstones, changelog)
 and the kept versions (versions_adapter)."""
 
@@ -25,7 +27,38 @@ class MutableApplyAdapterMixin(
     MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
 ):
     """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``,
-    ``mutable_rollback_merge``."""
+    ``mutable_rollback_merge``, ``mutable_stage_change_set``, ``mutable_drop_table``."""
+
+    @available
+    def mutable_stage_change_set(self, staging: Any, change_set_sql: str) -> Optional[str]:
+        """The rewrite applier's change set, materialized once as the run's staging table,
+        stamped with its owner (commit/ownership.py: only a run that is provably gone has
+        its staging table removed by another). None when it is created; else the batch
+        check that stopped it (``checks_in_plan``): nothing was created, and the empty
+        directory Spark's failed write leaves is removed where the adapter reaches the
+        file system."""
+        properties = self.mutable_holder_properties()
+        rejected = self.mutable_run_checked(
+            version_commit.staging_table_sql(str(staging), change_set_sql, properties)
+        )
+        if rejected:
+            described = self._run_sql(f"describe schema extended {staging.schema}")
+            schema_location = str(table_properties.describe_location(described))
+            self.mutable_remove_empty_dir(f"{schema_location}/{str(staging.identifier).lower()}")
+        return rejected
+
+    @available
+    def mutable_drop_table(self, relation: Any, state: Mapping[str, Any]) -> str:
+        """A permitted rebuild's drop: the table, Delta's tombstone table beside it
+        (parquet/orc keep theirs in the version directories), and the rewrite formats'
+        version directories (the table's whole base)."""
+        self._run_sql(f"drop table if exists {relation}")
+        self._run_sql(f"drop table if exists {self._tombstone_relation(relation)}")
+        location = state.get("location")
+        if location:
+            base = str(location).rstrip("/").rsplit("/", 1)[0]
+            self.mutable_remove_paths(relation, [base], version_locations.new_run_id())
+        return ""
 
     @available
     def mutable_commit_create(

@@ -30,8 +30,7 @@ from dbt.adapters.jammi.mutable_table import (
 )
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
-from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
-from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.planner_rules import PlannerRules, planner_rules
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
@@ -95,10 +94,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     @available
     def mutable_run_id(self) -> str:
         return version_locations.new_run_id()
-
-    @available
-    def mutable_location(self, describe_rows: Any) -> Optional[str]:
-        return table_properties.describe_location(result_rows(describe_rows))
 
     @available
     def mutable_table_state(
@@ -224,10 +219,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             "adoption_plan": plan,
         }
 
-    @available
-    def mutable_base_location(self, location: str) -> str:
-        return location.rstrip("/").rsplit("/", 1)[0]
-
     # --- file system (embedded session only) ------------------------------------
 
     def mutable_remove_path(self, path: str) -> bool:
@@ -235,7 +226,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             return False
         return storage.remove(path)
 
-    @available
     def mutable_remove_empty_dir(self, path: str) -> bool:
         """Remove a directory that holds nothing (what a failed CTAS leaves)."""
         return self._has_local_filesystem() and storage.remove_if_empty(path)
@@ -339,13 +329,14 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         else:
             self.mutable_remove_path(path)
 
-    # --- the planners: history none's key decisions, scd2's intervals --------------------
+    # --- the planners: the rules' parts of the change set, scd2's intervals -------------
 
     @available
-    def mutable_key_decisions(self, definition: Mapping[str, Any]) -> KeyDecisions:
-        """What a history-none run does to each key (key_decisions.py): the change set's
-        CASE, the batch MERGE's clauses and a snapshot feed's filter render from it."""
-        return KeyDecisions.of(definition, tombstones.retention_ms(definition) is not None)
+    def mutable_planner(self, definition: Mapping[str, Any]) -> PlannerRules:
+        """What the planner macros ask about the attempt's definition (planner_rules.py):
+        a key's actions, tombstones, TTL, merge functions' sums, the identity guard, the
+        changelog's stored values, the batch checks' errors."""
+        return planner_rules(definition)
 
     @available
     def scd2_plan(

@@ -47,7 +47,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         method = getattr(self.config.credentials, "method", "")
         return ownership.this_holder(str(getattr(method, "value", method)))
 
-    @available
     def mutable_holder_properties(self) -> dict[str, str]:
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
         return ownership.holder_properties(self._holder(), clock.now_ms())
@@ -129,7 +128,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
 
-    @available
     def mutable_run_checked(self, sql: str) -> Optional[str]:
         """Run a statement that checks the batch on its way in (checks.sql,
         mutable_checked_batch_sql): None when it ran, else the kind of the batch check
@@ -142,10 +140,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
                 raise
             return kind
         return None
-
-    @available
-    def mutable_batch_check_marker(self, kind: str) -> str:
-        return merge_commit.batch_check_marker(kind)
 
     @available
     def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:

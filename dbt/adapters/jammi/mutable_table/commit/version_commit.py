@@ -34,6 +34,19 @@ def failure_sql(phase: str) -> str:
     return f"select raise_error('jammi_fail_at={phase}: injected failure')"
 
 
+def staging_table_sql(staging: str, select_sql: str, properties: Mapping[str, str]) -> str:
+    """The rewrite applier's staged change set: a parquet table stamped with its owner
+    (``properties``: ownership.holder_properties)."""
+    stamped = ",\n    ".join(
+        f"{sql_string_literal(key)} = {sql_string_literal(value)}"
+        for key, value in properties.items()
+    )
+    return (
+        f"create table {staging} using parquet\n"
+        f"  tblproperties (\n    {stamped}\n  )\n  as\n  {select_sql}"
+    )
+
+
 def layout_columns(definition: Mapping[str, Any]) -> list[str]:
     """The columns rows are laid out by: the ordering column, then every index's."""
     columns: list[str] = []

@@ -11,25 +11,15 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.clock import now_ms
-from dbt.adapters.jammi.common.validation import (
-    quote_identifier,
-)
-from dbt.adapters.jammi.mutable_table import exact_casts, version_locations
+from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
     changelog_iceberg,
     changelog_phases,
-    identity,
     identity_phases,
     tombstone_phases,
     tombstones,
-)
-from dbt.adapters.jammi.mutable_table.rules.ttl import (
-    WRITTEN_AT_COLUMN,
-    age_column,
-    age_millis_sql,
-    ttl_cutoff_ms,
 )
 from dbt.adapters.jammi.mutable_table.versions import kept_version_phases
 from dbt.adapters.jammi.topic.registry_sql import stored_columns
@@ -39,52 +29,7 @@ logger = AdapterLogger("Jammi")
 
 
 class MutableRulesAdapterMixin(TopicAdapterMixin):
-    @available
-    def mutable_ttl_cutoff(self, ttl_ms: int, now: int) -> int:
-        """Epoch milliseconds: rows whose age column is below this have expired (``now``:
-        the plan's clock, the definition's run-only ``now_ms``)."""
-        return ttl_cutoff_ms(int(ttl_ms), int(now))
-
-    @available
-    def mutable_ttl_age_sql(self, definition: Mapping[str, Any]) -> str:
-        """A stored row's age column as epoch milliseconds (a timestamp or date column
-        converts), compared with ``mutable_ttl_cutoff``."""
-        column = age_column(definition)
-        types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
-        return age_millis_sql(quote_identifier(column), types.get(column, "bigint"))
-
-    @available
-    def mutable_exact_sum_type(self, stored_type: str) -> Optional[str]:
-        """The type a merge function's sum of a whole-number or decimal column adds in
-        (it cannot overflow), or None (floats add in their own type)."""
-        return exact_casts.exact_sum_type(stored_type)
-
-    @available
-    def mutable_checked_cast(
-        self, expr: str, source_type: str, stored_type: str, subject: str
-    ) -> str:
-        """``cast(expr as stored_type)`` that fails the statement instead of storing a
-        value the stored type cannot hold exactly (exact_casts.checked_cast_sql)."""
-        return exact_casts.checked_cast_sql(expr, source_type, stored_type, subject)
-
-    @available
-    def mutable_written_at_column(self) -> str:
-        return WRITTEN_AT_COLUMN
-
     # --- tombstones (rules/tombstones.py) -------------------------------------------
-
-    @available
-    def mutable_tombstone_retention_ms(self, definition: Mapping[str, Any]) -> Optional[int]:
-        """How long the definition keeps tombstones; None when it keeps none."""
-        return tombstones.retention_ms(definition)
-
-    @available
-    def mutable_tombstone_table_identifier(self, table_identifier: str) -> str:
-        return tombstones.tombstone_table_identifier(table_identifier)
-
-    @available
-    def mutable_tombstone_columns(self, definition: Mapping[str, Any]) -> list[list[str]]:
-        return tombstones.columns(definition)
 
     def mutable_tombstones_prepare(
         self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
@@ -245,15 +190,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             )
         return records
 
-    @available
-    def mutable_identity_moved_marker(self) -> str:
-        return identity.IDENTITY_MOVED_MARKER
-
     # --- changelog (rules/changelog_phases.py) ---------------------------------------------
-
-    @available
-    def changelog_previous_in_plan(self, definition: Mapping[str, Any]) -> bool:
-        return changelog.previous_in_plan(definition)
 
     def _changelog_check(
         self, definition: dict[str, Any], relation: Any, state: Any, file_format: str

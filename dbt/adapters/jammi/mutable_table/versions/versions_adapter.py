@@ -132,7 +132,6 @@ class VersionsAdapterMixin(StatementsMixin):
         finally:
             self._run_sql(f"drop table if exists {helper}")
 
-    @available
     def mutable_remove_paths(self, target_relation: Any, paths: Sequence[str], run_id: str) -> None:
         """Remove directories on every connection method (this run's own, or a whole
         table's base after a permitted rebuild)."""

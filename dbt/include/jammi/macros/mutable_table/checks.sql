@@ -86,31 +86,26 @@
 
 {#-- The stamped batch (stamped_sql), one row per key (its highest version), every row
      checked on the way: a NULL key or version, or a key's second row (at its highest
-     version), raises the check's marked error (mutable_batch_check_error), which stops
+     version), raises the check's marked error (planner_rules.py's batch_check_error), which stops
      the statement that reads it before it writes anything. One window, one shuffle. --#}
 {% macro mutable_checked_batch_sql(definition, stamped_sql, tenant) -%}
 {%- set q = adapter.quote_column -%}
+{%- set rules = adapter.mutable_planner(definition) -%}
 {%- set key = definition.storage_key -%}
 {%- set version = definition.version_column -%}
 select * from (
   {{ mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) }}
 ) as ranked
 where case
-  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ mutable_batch_check_error('null_key') }}
+  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ rules.batch_check_error('null_key') }}
   {%- if version %}
-  when {{ mutable_version_is_null(definition) }} then {{ mutable_batch_check_error('null_version') }}
+  when {{ mutable_version_is_null(definition) }} then {{ rules.batch_check_error('null_version') }}
   {%- endif %}
-  when {{ mutable_duplicate_row_predicate(definition) }} then {{ mutable_batch_check_error('duplicate_version' if version else 'duplicate_key') }}
+  when {{ mutable_duplicate_row_predicate(definition) }} then {{ rules.batch_check_error('duplicate_version' if version else 'duplicate_key') }}
   else _rn = 1
 end
 {%- endmacro %}
 
-
-{#-- A batch check's error, raised inside the statement that reads the batch; its marker
-     names the check (merge_commit.BATCH_CHECK_KINDS). --#}
-{% macro mutable_batch_check_error(kind) -%}
-  raise_error({{ adapter.sql_string(adapter.mutable_batch_check_marker(kind)) }})
-{%- endmacro %}
 
 
 {#-- Which key rules the batch breaks, in one pass over one evaluation of the batch: one

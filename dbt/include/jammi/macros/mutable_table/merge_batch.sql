@@ -47,7 +47,7 @@ using (
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
-{%- for clause in adapter.mutable_key_decisions(definition).merge_clauses(terms, absent, mutable_target_scope_clause(definition, tenant, 't')) %}
+{%- for clause in adapter.mutable_planner(definition).decisions.merge_clauses(terms, absent, mutable_target_scope_clause(definition, tenant, 't')) %}
 when {{ clause.when }} then
   {%- if clause.change == 'delete' %} delete
   {%- elif clause.change == 'update' %} update set
@@ -83,6 +83,7 @@ values (
      before the join; the MERGE's clauses keep their own tests. --#}
 {% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
 {%- set q = adapter.quote_column -%}
+{%- set rules = adapter.mutable_planner(definition) -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
@@ -95,7 +96,7 @@ select
   {%- endfor %}
   case when s._rn is null then stored.tenant_id else s.tenant_id end as tenant_id,
   coalesce(s._is_delete, true) as _is_delete,
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none %}
+  {%- if rules.keeps_tombstones %}
   coalesce(s._tombstoned, false) as _tombstoned,
   {%- endif %}
   s._rn is null as _absent
@@ -104,7 +105,7 @@ from (
 ) as s
 full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
   on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
-where {{ adapter.mutable_key_decisions(definition).changes_filter({
+where {{ rules.decisions.changes_filter({
     'absent': 's._rn is null', 'not_stored': 'stored.' ~ q(definition.storage_key[0]) ~ ' is null',
     'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
     'newer': mutable_version_newer(definition, 's.', 'stored.') if definition.version_column else 'true'}) }}

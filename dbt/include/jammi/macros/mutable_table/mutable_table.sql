@@ -60,7 +60,7 @@
   {#-- a permitted rebuild starts from nothing; a schema change widens the table first,
        new tblproperties are set first (the run writes under them) --#}
   {%- if rebuild -%}
-    {%- do drop_mutable_table(existing_relation, state) -%}
+    {%- do adapter.mutable_drop_table(existing_relation, state) -%}
     {%- set state = none -%}
   {%- endif -%}
   {%- if adopting -%}
@@ -160,12 +160,10 @@
       {#-- the staging name carries this run's id: only an earlier attempt made one --#}
       {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
     {%- endif -%}
-    {%- set rejected = adapter.mutable_run_checked(get_create_staging_table_sql(change_set_relation, change_set_sql)) -%}
+    {#-- a batch check that stops the staging (definition.checks_in_plan) leaves no
+         table; the error names the check, with samples --#}
+    {%- set rejected = adapter.mutable_stage_change_set(change_set_relation, change_set_sql) -%}
     {%- if rejected -%}
-      {#-- a batch check stopped the staging (definition.checks_in_plan): no table was
-           created, only the empty directory Spark's failed write leaves (removed where
-           the adapter reaches the file system); the error names the check, with samples --#}
-      {%- do adapter.mutable_remove_empty_dir(fetch_schema_location(target_relation) ~ '/' ~ (change_set_relation.identifier | lower)) -%}
       {%- if rejected in plan.collapse_on -%}
         {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
         {{ return({'committed': false, 'rejected': rejected, 'counts': none, 'run_relations': [], 'location': none}) }}

@@ -19,20 +19,6 @@
 {%- endmacro %}
 
 
-{#-- Stamped with its owner, so that only a run that is provably gone has its staging
-     table removed by another run (adapter.mutable_drop_abandoned_leftovers). --#}
-{% macro get_create_staging_table_sql(staging_relation, select_sql) -%}
-  create table {{ staging_relation }} using parquet
-  tblproperties (
-    {%- for key, value in adapter.mutable_holder_properties().items() %}
-    {{ adapter.sql_string(key) }} = {{ adapter.sql_string(value) }}{{ ',' if not loop.last }}
-    {%- endfor %}
-  )
-  as
-  {{ select_sql }}
-{%- endmacro %}
-
-
 {#-- The model's tblproperties an existing table does not hold yet, set before the run
      writes (mutable_table/tblproperties_config.py). --#}
 {% macro get_set_tblproperties_sql(target_relation, properties) -%}
@@ -51,12 +37,6 @@
 {%- endmacro %}
 
 
-{% macro fetch_schema_location(relation) -%}
-  {%- set rows = run_query('describe schema extended ' ~ relation.schema) -%}
-  {{ return(adapter.mutable_location(rows)) }}
-{%- endmacro %}
-
-
 {#-- What is stored for an existing mutable table: its properties (jammi.*), format,
      columns and (for the rewrite formats) the version directory it points at, all from
      one `describe table extended`. --#}
@@ -68,15 +48,4 @@
      the registry. --#}
 {% macro fetch_mutable_table_state(relation, subject=none, adopt=none) -%}
   {{ return(adapter.mutable_table_state(relation, subject, adopt, model.name if subject is none else none, config.get('registry_schema'))) }}
-{%- endmacro %}
-
-
-{#-- Drop a mutable table and (rewrite formats) all its version directories. --#}
-{% macro drop_mutable_table(relation, state) -%}
-  {%- do run_query('drop table if exists ' ~ relation) -%}
-  {#-- Delta's tombstones (rules/tombstone_phases.py; parquet/orc keep theirs in the version directories) --#}
-  {%- do run_query('drop table if exists ' ~ mutable_tombstone_relation(relation)) -%}
-  {%- if state.location -%}
-    {%- do adapter.mutable_remove_paths(relation, [adapter.mutable_base_location(state.location)], adapter.mutable_run_id()) -%}
-  {%- endif -%}
 {%- endmacro %}

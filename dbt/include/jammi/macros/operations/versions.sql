@@ -99,7 +99,7 @@
   {%- do adapter.changelog_repair(definition, relation, state) -%}
   {%- set staging = mutable_staging_relation(relation, run_id) -%}
   {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
-  {%- do run_query(get_create_staging_table_sql(staging, change_set_sql)) -%}
+  {%- do adapter.mutable_stage_change_set(staging, change_set_sql) -%}
   {%- set counts = fetch_change_counts(staging) -%}
   {%- if counts.total > 0 -%}
     {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback', tombstones_sql) -%}

@@ -135,6 +135,8 @@
   {%- if version -%}{{ mutable_version_newer(definition, 's_', 't_', quote=false) }}{%- else -%}true{%- endif -%}
 {%- endset -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
+{#-- the rules' parts of the plan (planner_rules.py) --#}
+{%- set rules = adapter.mutable_planner(definition) -%}
 {#-- merge functions with a version column: the batch rows of a key newer than its stored
      version combine among themselves first; without hard deletes the combined rows come
      out in the joined shape, the stored rows read once (merge_functions.sql) --#}
@@ -155,8 +157,8 @@
 {#-- the value a column gets in the new row of an insert or update; a whole-number or
      decimal sum adds in a type that cannot overflow (mutable_merged_value) --#}
 {%- set sum_types = {} -%}
-{%- for c in definition.storage_columns if merge_functions.get(c[0]) == 'sum' and adapter.mutable_exact_sum_type(c[1]) -%}
-  {%- do sum_types.update({c[0]: adapter.mutable_exact_sum_type(c[1])}) -%}
+{%- for c in definition.storage_columns if merge_functions.get(c[0]) == 'sum' and rules.sum_type(c[1]) -%}
+  {%- do sum_types.update({c[0]: rules.sum_type(c[1])}) -%}
 {%- endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.storage_columns -%}
@@ -164,7 +166,7 @@
 {%- endfor -%}
 {#-- ttl without ttl_column: the engine's _written_at is the run's time on every insert
      and update (not a value column: it never makes an update by itself) --#}
-{%- set written_at = adapter.mutable_written_at_column() -%}
+{%- set written_at = rules.written_at -%}
 {%- if written_at in new_value -%}
   {%- do new_value.update({written_at: 'cast(' ~ definition.now_ms ~ ' as bigint)'}) -%}
 {%- endif -%}
@@ -263,7 +265,7 @@ decided as (
     {%- for c in values %}{{ mutable_same_value(new_value[c], 't_' ~ c, types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
   {%- endset %}
   select *,
-    {{ 'coalesce(' if ttl_in_plan }}{{ adapter.mutable_key_decisions(definition).case_sql({
+    {{ 'coalesce(' if ttl_in_plan }}{{ rules.decisions.case_sql({
         'stored': 'in_target', 'in_batch': 'in_batch', 'is_delete': 'is_delete',
         'newer': newer, 'tombstoned': 'tombstoned', 'same': same}, full_outer or ttl_in_plan) }}
     {{- ", if(t_expired, 'delete', null))" if ttl_in_plan }} as change_kind
@@ -285,7 +287,7 @@ select
   {%- endfor %}
   case when in_batch then s_tenant_id else t_tenant_id end as tenant_id,
   change_kind as _change
-  {%- if adapter.changelog_previous_in_plan(definition) %}
+  {%- if rules.previous_in_plan %}
   {%- for c in definition.storage_columns %},
   t_{{ c[0] }} as _jammi_prev_{{ loop.index0 }}
   {%- endfor %}

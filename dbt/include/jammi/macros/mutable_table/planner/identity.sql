@@ -19,7 +19,7 @@
   {%- endset -%}
   {%- if definition.get('identity_guard') and target_relation is not none -%}
     case when (select coalesce(max({{ q(definition.identity_column) }}), 0) from {{ target_relation }}) > {{ start }}
-      then cast(raise_error('{{ adapter.mutable_identity_moved_marker() }}: another run stored numbers above {{ start }}') as bigint)
+      then cast(raise_error('{{ adapter.mutable_planner(definition).identity_moved_marker }}: another run stored numbers above {{ start }}') as bigint)
       else {{ numbered }} end
   {%- else -%}
     {{ numbered }}

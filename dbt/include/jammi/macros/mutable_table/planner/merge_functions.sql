@@ -34,7 +34,7 @@
 {%- set v = mutable_version_expr(definition) -%}
 {%- set fn = (definition.get('merge_functions') or {}).get(c[0]) -%}
 {%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' -%}
-{%- set sum_type = adapter.mutable_exact_sum_type(c[1]) if fn == 'sum' else none -%}
+{%- set sum_type = adapter.mutable_planner(definition).sum_type(c[1]) if fn == 'sum' else none -%}
 {%- if sum_type %}
     {{ mutable_merge_functions_stored_value(definition, c, 'sum(cast(' ~ col ~ ' as ' ~ sum_type ~ ')) filter (where not is_delete)', sum_type) }}
 {%- else %}
@@ -53,7 +53,7 @@
      a sum the stored type cannot hold exactly fails the statement before its write
      commits (mutable_table/exact_casts.py), naming the column and the value. --#}
 {% macro mutable_merge_functions_stored_value(definition, c, expr, source_type) -%}
-  {{ adapter.mutable_checked_cast(expr, source_type, c[1], "mutable_table '" ~ definition.table_id ~ "': merge_functions sums column '" ~ c[0] ~ "', whose stored type " ~ c[1]) }}
+  {{ adapter.mutable_planner(definition).stored_sum(c[0], c[1], expr, source_type) }}
 {%- endmacro %}
 
 

@@ -11,21 +11,10 @@
      key_decisions.py's) and the plan's new tombstones. --#}
 
 
-{% macro mutable_tombstone_select_list(definition, prefix='') -%}
-  {%- for c in adapter.mutable_tombstone_columns(definition) %}{{ prefix }}{{ adapter.quote_column(c[0]) }}{{ ', ' if not loop.last }}{% endfor -%}
-{%- endmacro %}
-
-
-{#-- The Delta tombstone table of `target_relation`. --#}
-{% macro mutable_tombstone_relation(target_relation) -%}
-  {{ return(target_relation.incorporate(path={'identifier': adapter.mutable_tombstone_table_identifier(target_relation.identifier)})) }}
-{%- endmacro %}
-
-
 {#-- The stamped batch with `_tombstoned`: true when the row's version is not newer than
      its key's live tombstone (the row changes nothing). Unchanged without tombstones. --#}
 {% macro mutable_tombstoned_batch_sql(definition, stamped_sql) -%}
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is none -%}
+  {%- if not adapter.mutable_planner(definition).keeps_tombstones -%}
     {{ stamped_sql }}
   {%- elif not definition.get('tombstones_from') -%}
     select stamped.*, false as _tombstoned from ({{ stamped_sql }}) as stamped
@@ -43,7 +32,7 @@
 
 {#-- The planner's joined CTE: the batch row's flag (`s`: the batch side). --#}
 {% macro mutable_tombstoned_column(definition, s) -%}
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is not none -%}
+  {%- if adapter.mutable_planner(definition).keeps_tombstones -%}
     coalesce({{ s }}._tombstoned, false) as tombstoned,
   {%- endif -%}
 {%- endmacro %}
@@ -53,7 +42,7 @@
      not tombstoned already, and newer than the stored row (or the key is not stored). --#}
 {% macro get_tombstone_candidates_sql(definition, batch_source, target_relation, tenant) -%}
   {%- set q = adapter.quote_column -%}
-  select {% for c in adapter.mutable_tombstone_columns(definition) %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q(c[0]) if loop.last else 's.' ~ q(c[0]) }}{{ ', ' if not loop.last }}{% endfor %}
+  select {% for c in adapter.mutable_planner(definition).tombstone_columns %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q(c[0]) if loop.last else 's.' ~ q(c[0]) }}{{ ', ' if not loop.last }}{% endfor %}
   from (
     select *, row_number() over (
       partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
@@ -74,7 +63,7 @@
      attempt's, with its tombstone values (tombstones_from, its clock:
      adapter.mutable_plan_prepare). No-op without tombstones or on a first run. --#}
 {% macro plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
-  {%- if adapter.mutable_tombstone_retention_ms(definition) is none or state is none -%}
+  {%- if not adapter.mutable_planner(definition).keeps_tombstones or state is none -%}
     {{ return({'sql': none, 'new': 0}) }}
   {%- endif -%}
   {%- set candidates = get_tombstone_candidates_sql(definition, batch_source, target_relation, tenant) -%}

@@ -4,7 +4,7 @@
      expired. A row's age column: ttl_column, the engine's _written_at (history none
      without ttl_column), or valid_to (scd2: closed intervals only; the open row has no
      valid_to and never expires by TTL alone), as epoch milliseconds (a timestamp or date
-     converts: adapter.mutable_ttl_age_sql). A NULL age never expires.
+     converts: planner_rules.py). A NULL age never expires.
 
      Wraps a planner's change set (same CONTRACT as change_set.sql): rows of `planned`
      win over the expired stored row of the same key; an 'update' whose new row is
@@ -16,7 +16,7 @@
 
 {#-- Whether the row's age column is below the plan's cutoff (false for a NULL age). --#}
 {% macro mutable_ttl_expired_sql(definition) -%}
-  coalesce({{ adapter.mutable_ttl_age_sql(definition) }} < {{ adapter.mutable_ttl_cutoff(definition.ttl_ms, definition.now_ms) }}, false)
+  {{ adapter.mutable_planner(definition).ttl_expired }}
 {%- endmacro %}
 
 

@@ -1,0 +1,89 @@
+"""What the planner macros ask Python about one attempt's definition, in one answer
+(``adapter.mutable_planner``; docs/architecture.md, "The planner").
+
+The macros under ``macros/mutable_table/planner/`` lay the change set's SQL out; the
+decisions and the rules' parts of it come from here:
+
+- ``decisions``: a key's actions (key_decisions.py), rendered as the change set's CASE,
+  the batch MERGE's clauses and a snapshot feed's filter;
+- tombstones: whether the definition keeps them and their columns (rules/tombstones.py);
+- TTL: the expired test of a stored row against the attempt's clock (rules/ttl.py) and
+  the engine's ``_written_at`` column;
+- merge functions: the type a sum adds in, and its checked cast back to the stored type
+  (exact_casts.py);
+- the identity column's guard marker, the changelog's stored values in the plan, and the
+  batch checks' errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table import exact_casts
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
+from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
+from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones, ttl
+
+
+@dataclass(frozen=True)
+class PlannerRules:
+    table_id: str
+    decisions: KeyDecisions
+    keeps_tombstones: bool
+    tombstone_columns: tuple[tuple[str, str], ...]
+    ttl_expired: Optional[str]
+    written_at: str
+    previous_in_plan: bool
+    identity_moved_marker: str
+
+    def sum_type(self, stored_type: str) -> Optional[str]:
+        """The type a ``sum`` of a stored column adds in (it cannot overflow), or None
+        (floats add in their own type)."""
+        return exact_casts.exact_sum_type(stored_type)
+
+    def stored_sum(self, column: str, stored_type: str, expr: str, source_type: str) -> str:
+        """A sum ``expr`` (of ``source_type``) cast back to the column's stored type,
+        failing the statement before its write commits when the value does not fit."""
+        subject = (
+            f"mutable_table '{self.table_id}': merge_functions sums column '{column}', "
+            f"whose stored type {stored_type}"
+        )
+        return exact_casts.checked_cast_sql(expr, source_type, stored_type, subject)
+
+    def batch_check_error(self, kind: str) -> str:
+        """A batch check's error, raised inside the statement that reads the batch; its
+        marker names the check (merge_commit.BATCH_CHECK_KINDS)."""
+        return f"raise_error({sql_string_literal(batch_check_marker(kind))})"
+
+
+def planner_rules(definition: Mapping[str, Any]) -> PlannerRules:
+    keeps = tombstones.retention_ms(definition) is not None
+    return PlannerRules(
+        table_id=str(definition.get("table_id")),
+        decisions=KeyDecisions.of(definition, keeps),
+        keeps_tombstones=keeps,
+        tombstone_columns=tuple(
+            (str(name), str(kind)) for name, kind in tombstones.columns(definition)
+        )
+        if keeps
+        else (),
+        ttl_expired=_ttl_expired_sql(definition),
+        written_at=ttl.WRITTEN_AT_COLUMN,
+        previous_in_plan=changelog.previous_in_plan(definition),
+        identity_moved_marker=identity.IDENTITY_MOVED_MARKER,
+    )
+
+
+def _ttl_expired_sql(definition: Mapping[str, Any]) -> Optional[str]:
+    """Whether a stored row's age column is below the attempt's cutoff (false for a NULL
+    age); None without TTL or before the attempt has its clock."""
+    if not definition.get("ttl_ms") or definition.get("now_ms") is None:
+        return None
+    column = ttl.age_column(definition)
+    types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
+    age = ttl.age_millis_sql(quote_identifier(column), types.get(column, "bigint"))
+    cutoff = ttl.ttl_cutoff_ms(int(definition["ttl_ms"]), int(definition["now_ms"]))
+    return f"coalesce({age} < {cutoff}, false)"
