@@ -50,6 +50,7 @@ from dbt.adapters.jammi.python_models.python_models_adapter import PythonModelsA
 from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.unit_testing.fixtures import fixture_events_sql
 from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 logger = AdapterLogger("Jammi")
@@ -226,11 +227,36 @@ class JammiAdapter(
     def quote_column(self, name: str) -> str:
         return quote_identifier(name)
 
+    # --- topic_events() (docs/topic.md, "Consumers") ----------------------------------
+
     @available
-    def validate_predicate(self, predicate: Any, option: str, subject: str) -> str:
-        """One boolean expression, parsed (sqlglot's Spark dialect): no subquery, no
-        statement separator, no comment, balanced -- safe to splice (common/predicates.py)."""
-        return validate_predicate(predicate, subject, option)
+    def topic_events_read(
+        self, topic: Any, model: Any, where: Any, tenant_override: Any, execute: bool
+    ) -> dict[str, Any]:
+        """What ``topic_events(topic, where)`` reads, as ``{sql, post_hook}``. ``where``
+        is one boolean expression, checked before anything (common/predicates.py). When
+        dbt parses: the topic itself, and whether the model needs the post-hook that
+        records what it consumed (not in a dbt unit test). When it runs: in a unit test
+        the fixture given for the topic, scoped like the events; otherwise the events
+        the model has not consumed yet, their offset range fixed now
+        (topic_adapter.topic_unconsumed_events_sql)."""
+        subject = f"topic_events in model '{model.get('name')}'"
+        if where is not None:
+            where = validate_predicate(where, subject, "where")
+        unit_test = self.is_unit_test(model)
+        if not execute:
+            return {"sql": f"select * from {topic}", "post_hook": not unit_test}
+        tenant = self.bound_tenant(tenant_override)
+        if unit_test:
+            fixture = str(self.unit_test_fixture(model, topic, "events"))
+            return {"sql": fixture_events_sql(fixture, tenant, where), "post_hook": False}
+        registration = self.topic_registration(topic, str(model.get("name")))
+        assert registration is not None  # required_by raises instead
+        backing = self.topic_backing_relation(topic, registration)
+        sql = self.topic_unconsumed_events_sql(
+            topic, registration, backing, str(model.get("unique_id")), tenant, where
+        )
+        return {"sql": sql, "post_hook": False}
 
     # --- session capabilities ----------------------------------------------------
 

@@ -13,8 +13,8 @@ from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.relation import SparkRelation
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.validation import sql_string_literal
+from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.table_properties import encode_definition
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
@@ -297,8 +297,9 @@ class _MacroAdapter(_FixtureAdapter):
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"a unit test called adapter.{name}")
 
-    def validate_predicate(self, predicate: Any, option: str, subject: str) -> str:
-        return validate_predicate(predicate, subject, option)
+    def topic_events_read(self, *args: Any) -> dict:
+        """The adapter's own: in a unit test it reads only the fixture."""
+        return JammiAdapter.topic_events_read(self, *args)  # type: ignore[arg-type]
 
     def bound_tenant(self, override: Any = None) -> Optional[str]:
         return override if override is not None else self.tenant

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG, StatementsMixin
@@ -156,7 +157,6 @@ class TopicAdapterMixin(StatementsMixin):
         response = run_report.publish_response(int(rows[0][0]), offset, previous)
         return {"offset": offset, "response": response}
 
-    @available
     def topic_unconsumed_events_sql(
         self,
         topic: Any,
@@ -264,13 +264,23 @@ class TopicAdapterMixin(StatementsMixin):
     # --- registration: the registry claim and the view ---------------------------------------
 
     @available
-    def topic_registration(self, relation: Any) -> Optional[dict[str, Any]]:
+    def topic_registration(
+        self, relation: Any, required_by: Optional[str] = None
+    ) -> Optional[dict[str, Any]]:
         """The registry row of the topic ``relation`` (a model's view, or a changelog's
         table) stands for, or None: asked directly (a missing registry reads as no row)
-        and kept for the invocation once found."""
-        return self.topic_registry_row(
+        and kept for the invocation once found. ``required_by``: the model reading the
+        topic, which fails with the fix when there is no row."""
+        row = self.topic_registry_row(
             self._registry_relation(relation), "relation_name", relation.identifier
         )
+        if row is None and required_by is not None:
+            raise CompilationError(
+                f"model '{required_by}': {relation} is not a topic (no row in "
+                f"{relation.schema}.topics)\n  Fix: pass ref() of a model with "
+                "materialized='topic', and build it first"
+            )
+        return row
 
     @available
     def topic_register(

@@ -15,7 +15,6 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     RELATION,
     FixtureReads,
     fixture_columns,
-    fixture_events_sql,
     fixture_name,
     is_unit_test,
     not_built_error,
@@ -52,12 +51,6 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
             name = require_fixture(relation, reads, subject)
         self._fixture_reads.record(str(model.get("unique_id")), name, reads, subject)
         return name
-
-    @available
-    def unit_test_events_sql(
-        self, fixture: str, tenant: Optional[str], where: Optional[str]
-    ) -> str:
-        return fixture_events_sql(fixture, tenant, where)
 
     def _running_node(self) -> Optional[str]:
         connection = self.connections.get_if_exists()  # type: ignore[attr-defined]

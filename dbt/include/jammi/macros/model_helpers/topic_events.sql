@@ -16,36 +16,17 @@
      the tenant scope and `where` apply to it, and nothing is read from the registry or
      recorded in topic_consumers (docs/topic.md, "Unit tests"). --#}
 {% macro topic_events(topic, where=none) -%}
-  {%- if where is not none -%}
-    {%- set where = adapter.validate_predicate(where, 'where', "topic_events in model '" ~ model.name ~ "'") -%}
-  {%- endif -%}
-  {%- if adapter.is_unit_test(model) -%}
-    {%- if not execute -%}
-    (select * from {{ topic }})
-    {%- else -%}
-    ({{ adapter.unit_test_events_sql(adapter.unit_test_fixture(model, topic, 'events'), jammi_bound_tenant(), where) }})
-    {%- endif -%}
-  {%- elif not execute -%}
-    {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}
-    (select * from {{ topic }})
-  {%- else -%}
+  {%- if execute and not adapter.is_unit_test(model) -%}
     {% do topic_session_setup() %}
-    {%- set registration = topic_require_registration(topic) -%}
-    {%- set backing = topic_backing_relation(topic, registration) -%}
-    {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
-    ({{ adapter.topic_unconsumed_events_sql(topic, registration, backing, model.unique_id, tenant, where) }})
   {%- endif -%}
-{%- endmacro %}
-
-
-{% macro topic_require_registration(topic) -%}
-  {%- set registration = adapter.topic_registration(topic) -%}
-  {%- if registration is none -%}
-    {% do exceptions.raise_compiler_error(
-        "model '" ~ model.name ~ "': " ~ topic ~ " is not a topic (no row in "
-        ~ topic.schema ~ ".topics)\n  Fix: pass ref() of a model with materialized='topic', and build it first") %}
+  {#-- the predicate checked; what is read (impl.py): when dbt parses, whether the model
+       records what it consumed (not in a unit test); when it runs, the range or the
+       unit test's fixture --#}
+  {%- set read = adapter.topic_events_read(topic, model, where, var('jammi_tenant', none), execute) -%}
+  {%- if read.post_hook -%}
+    {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}
   {%- endif -%}
-  {{ return(registration) }}
+  ({{ read.sql }})
 {%- endmacro %}
 
 

@@ -17,7 +17,7 @@
   {%- set source = adapter.unit_test_fixture(model, topic, 'rows') -%}
   {%- if source is none -%}
     {% do topic_session_setup() %}
-    {%- set source = topic_backing_relation(topic, topic_require_registration(topic)) -%}
+    {%- set source = topic_backing_relation(topic, adapter.topic_registration(topic, model.name)) -%}
   {%- endif -%}
   {%- set tenant = jammi_bound_tenant() -%}
   {{ return(source if tenant is none else adapter.tenant_scoped_sql(source, tenant)) }}
