@@ -202,12 +202,7 @@ class MutableApplyAdapterMixin(
             f"create or replace temporary view {change_set} as\n{plan['change_set_sql']}"
         )
         try:
-            found = dict.fromkeys(("insert", "update", "delete"), 0)
-            for kind, count in self._run_sql(
-                f"select _change, count(*) from {change_set} group by _change"
-            ):
-                found[str(kind)] = int(count)
-            changes = self.mutable_change_counts(found["insert"], found["update"], found["delete"])
+            changes = self.mutable_change_counts(change_set)
             if changes["total"] == 0:
                 merged = self.mutable_commit_merge(plan["merge_sql"], model, True)
             else:

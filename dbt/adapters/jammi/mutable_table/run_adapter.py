@@ -313,6 +313,71 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             counts, version, None if collapsed is None else int(collapsed)
         )
 
+    @available
+    def mutable_rollback_rewrite(
+        self,
+        definition: dict[str, Any],
+        relation: Any,
+        state: Mapping[str, Any],
+        plan: Mapping[str, Any],
+        staging: Any,
+        run_id: str,
+        next_state_sql: str,
+        registry_schema: Optional[str],
+        invocation_id: str,
+    ) -> dict[str, Any]:
+        """``rollback_mutable_table``'s commit on parquet and orc, as a run's: the
+        changelog repaired, the difference from the kept version staged (``staging``,
+        whose next state is ``next_state_sql``) and counted; when it changes rows, the
+        new version (with the kept version's tombstones) committed by compare-and-swap,
+        published to the changelog and its definition recorded. The staging table is
+        dropped in any case. Returns the counts."""
+        file_format = str(state["file_format"])
+        self.changelog_repair(definition, relation, state)
+        cleanup = [f"drop table if exists {staging}"]
+        self.mutable_stage_change_set(staging, plan["change_set_sql"])
+        try:
+            counts = self.mutable_change_counts(staging)
+            if counts["total"] > 0:
+                tombstones_sql = self.mutable_tombstones_rollback(
+                    definition,
+                    relation,
+                    file_format,
+                    plan["history"],
+                    plan["version"],
+                    plan["location"],
+                )
+                location = self.mutable_commit_rewrite(
+                    definition,
+                    relation,
+                    staging,
+                    next_state_sql,
+                    file_format,
+                    state["location"],
+                    run_id,
+                    None,
+                    cleanup,
+                    True,
+                    counts,
+                    invocation_id,
+                    "rollback",
+                    tombstones_sql,
+                )
+                if definition.get("changelog_topic"):
+                    self.changelog_publish(definition, relation, location)
+                self.mutable_record_definition(
+                    definition,
+                    state,
+                    relation,
+                    file_format,
+                    location,
+                    registry_schema,
+                    invocation_id,
+                )
+        finally:
+            self._execute_trusted(cleanup[0])
+        return counts
+
     def _version_after(
         self, relation: Any, file_format: str, counts: Mapping[str, Any], location: Any
     ) -> Optional[int]:

@@ -142,8 +142,14 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         return None
 
     @available
-    def mutable_change_counts(self, insert: int, update: int, delete: int) -> dict[str, Any]:
-        return merge_commit.change_counts(int(insert), int(update), int(delete))
+    def mutable_change_counts(self, change_set: Any) -> dict[str, Any]:
+        """What a staged change set (or its view) inserts, updates and deletes."""
+        found = dict.fromkeys(("insert", "update", "delete"), 0)
+        for kind, count in self._run_sql(
+            f"select _change, count(*) from {change_set} group by _change"
+        ):
+            found[str(kind)] = int(count)
+        return merge_commit.change_counts(found["insert"], found["update"], found["delete"])
 
     def mutable_commit_version(
         self,

@@ -68,7 +68,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
     ) -> str:
         return tombstone_phases.write_sql(location, file_format, tombstones_sql)
 
-    @available
     def mutable_tombstones_rollback(
         self,
         definition: Mapping[str, Any],
@@ -270,7 +269,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             prepared.update({"table_format": "iceberg", "created_tag": created})
         return prepared
 
-    @available
     def changelog_repair(self, definition: dict[str, Any], relation: Any, state: Any) -> str:
         """Before every plan: publish what a run that stopped after its commit left."""
         changelog_phases.repair(self._run_sql, definition, relation, state)

@@ -177,7 +177,7 @@
   {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
        inside the MERGE (a MERGE with nothing to change commits nothing) --#}
   {%- set counts_from_merge = plan.counts_from_merge -%}
-  {%- set counts = none if counts_from_merge else fetch_change_counts(change_set_relation) -%}
+  {%- set counts = none if counts_from_merge else adapter.mutable_change_counts(change_set_relation) -%}
   {%- if counts and counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}
@@ -211,14 +211,6 @@
     {%- endif -%}
     {%- do adapter.changelog_publish(definition, target_relation, outcome.location) -%}
   {%- endif -%}
-{%- endmacro %}
-
-
-{% macro fetch_change_counts(change_set_relation) -%}
-  {%- set rows = run_query('select _change, count(*) from ' ~ change_set_relation ~ ' group by _change') -%}
-  {%- set counts = {'insert': 0, 'update': 0, 'delete': 0} -%}
-  {%- for row in rows.rows -%}{%- do counts.update({row[0]: row[1] | int}) -%}{%- endfor -%}
-  {{ return(adapter.mutable_change_counts(counts['insert'], counts['update'], counts['delete'])) }}
 {%- endmacro %}
 
 

@@ -84,28 +84,14 @@
          tombstones dropped, the changelog published, snapshots expired --#}
     {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, found.expire_snapshots) -%}
   {%- else -%}
-    {%- set counts = apply_rollback_rewrite(definition, relation, state, plan.change_set_sql, adapter.mutable_tombstones_rollback(definition, relation, file_format, plan.history, version, plan.location)) -%}
+    {#-- one call (run_adapter.py): the changelog repaired, the difference staged and
+         committed as a new version with the kept version's tombstones, published,
+         recorded --#}
+    {%- set run_id = adapter.mutable_run_id() -%}
+    {%- set staging = mutable_staging_relation(relation, run_id) -%}
+    {%- set counts = adapter.mutable_rollback_rewrite(definition, relation, state, plan, staging, run_id, get_next_state_sql(definition, relation, staging), config.get('registry_schema'), invocation_id) -%}
   {%- endif -%}
   {%- do adapter.tenant_guard_trust(false) -%}
   {%- do log(subject ~ ": " ~ relation ~ " now holds the rows of version " ~ version ~ " as a new version (" ~ counts.message ~ ")", info=true) -%}
-  {{ return(counts) }}
-{%- endmacro %}
-
-
-{#-- parquet/orc rollback: the difference as a staged change set, applied, committed
-     and published exactly as a run's (apply_rewrite, publish_mutable_changelog). --#}
-{% macro apply_rollback_rewrite(definition, relation, state, change_set_sql, tombstones_sql=none) -%}
-  {%- set run_id = adapter.mutable_run_id() -%}
-  {%- do adapter.changelog_repair(definition, relation, state) -%}
-  {%- set staging = mutable_staging_relation(relation, run_id) -%}
-  {%- set cleanup = get_drop_run_relations_sql([staging]) -%}
-  {%- do adapter.mutable_stage_change_set(staging, change_set_sql) -%}
-  {%- set counts = fetch_change_counts(staging) -%}
-  {%- if counts.total > 0 -%}
-    {%- set location = apply_rewrite(definition, relation, staging, state.file_format, state.location, run_id, none, cleanup, true, counts, 'rollback', tombstones_sql) -%}
-    {%- do publish_mutable_changelog(definition, relation, {'location': location, 'run_relations': [staging]}, none) -%}
-    {%- do adapter.mutable_record_definition(definition, state, relation, state.file_format, location, config.get('registry_schema'), invocation_id) -%}
-  {%- endif -%}
-  {%- do drop_mutable_run_relations([staging]) -%}
   {{ return(counts) }}
 {%- endmacro %}
