@@ -26,8 +26,46 @@ from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsA
 class MutableApplyAdapterMixin(
     MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
 ):
-    """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``,
+    """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``, ``mutable_apply_merge``,
     ``mutable_rollback_merge``, ``mutable_stage_change_set``, ``mutable_drop_table``."""
+
+    @available
+    def mutable_apply_merge(
+        self,
+        definition: Mapping[str, Any],
+        target: Any,
+        merge_sql: str,
+        file_format: str,
+        fail_at: Optional[str],
+        last_attempt: bool,
+        change_set: Any = None,
+        tombstone_insert: Optional[str] = None,
+        changes: int = 0,
+    ) -> dict[str, Any]:
+        """The MERGE applier's commit: ``{committed, counts}`` (``rejected``: the batch
+        check that stopped a batch-sourced MERGE; ``committed`` False when a concurrent
+        run committed first and the run re-plans). The test hook's stop before it; then
+        on Iceberg, a batch-sourced MERGE (no ``change_set``) counted from its own
+        snapshot, or a change set's MERGE through the run's branch when appends must
+        commit with it (the plan's tombstones, the identity column's mark, the changelog's
+        records: ``mutable_branch_records``); else one MERGE, Delta's commit recording
+        where identity numbering started."""
+        if fail_at in ("write", "before_commit"):
+            self._run_sql(version_commit.failure_sql(fail_at))
+        model_name = str(definition["table_id"])
+        if file_format == "iceberg" and change_set is None:
+            return self.mutable_commit_merge(merge_sql, model_name, last_attempt, None, target)
+        if file_format == "iceberg":
+            records = self.mutable_branch_records(
+                definition, target, change_set, tombstone_insert, changes
+            )
+            if records:
+                return self.mutable_commit_merge_on_branch(
+                    merge_sql, target, model_name, last_attempt, records
+                )
+        return self.mutable_commit_merge(
+            merge_sql, model_name, last_attempt, definition.get("identity_from")
+        )
 
     @available
     def mutable_stage_change_set(self, staging: Any, change_set_sql: str) -> Optional[str]:

@@ -51,7 +51,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
         return ownership.holder_properties(self._holder(), clock.now_ms())
 
-    @available
     def mutable_commit_merge(
         self,
         merge_sql: str,
@@ -101,7 +100,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": counts}
 
-    @available
     def mutable_commit_merge_on_branch(
         self,
         merge_sql: str,

@@ -162,7 +162,6 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         sql = identity_phases.mark_write_sql(definition, str(change_set), location, start or 0)
         return [{"sql": sql, "undo_paths": [location]}]
 
-    @available
     def mutable_branch_records(
         self,
         definition: Mapping[str, Any],

@@ -29,30 +29,15 @@ values (
 {%- endmacro %}
 
 
-{#-- One MERGE. Returns {committed, counts}: committed false when Delta refused the
-     commit because a concurrent run committed first (nothing of this run written; the
-     materialization re-plans against the new snapshot), an error naming the model on the
-     last attempt; counts what the MERGE reports it changed (mutable_table/commit/merge_commit.py). --#}
-{#-- `merge_sql`: a MERGE already rendered (merge_batch.sql), else the change set's.
-     `records`: appends that must commit with the MERGE (mutable_branch_records): the
-     MERGE then commits through the run's own branch (branch_commit.py).
-     `iceberg_target`: an Iceberg batch-sourced MERGE's table, whose snapshot holds the
-     MERGE's counts (commit/iceberg_merge.py). --#}
-{% macro apply_merge(definition, target_relation, change_set_relation, fail_at=none, last_attempt=true, merge_sql=none, records=[], iceberg_target=none) -%}
-  {%- if fail_at in ('write', 'before_commit') -%}
-    {%- do run_query(mutable_failure_sql(fail_at)) -%}
-  {%- endif -%}
+{#-- One MERGE (adapter.mutable_apply_merge). Returns {committed, counts}: committed
+     false when the commit lost to a concurrent run (nothing of this run written; the
+     materialization re-plans against the new snapshot), an error naming the model on
+     the last attempt; counts what the MERGE reports it changed
+     (mutable_table/commit/merge_commit.py). `merge_sql`: a MERGE already rendered
+     (merge_batch.sql: a batch-sourced MERGE, no change set), else the change set's.
+     `tombstone_insert`, `changes`: on Iceberg, what commits with the MERGE through the
+     run's branch (branch_commit.py). --#}
+{% macro apply_merge(definition, target_relation, change_set_relation, file_format, fail_at=none, last_attempt=true, merge_sql=none, tombstone_insert=none, changes=0) -%}
   {%- set merge_sql = merge_sql or get_merge_change_set_sql(definition, target_relation, change_set_relation) -%}
-  {%- if records -%}
-    {{ return(adapter.mutable_commit_merge_on_branch(merge_sql, target_relation, definition.table_id, last_attempt, records)) }}
-  {%- endif -%}
-  {#-- identity_column: the commit records where its numbering started (identity.sql) --#}
-  {%- if iceberg_target is not none -%}
-    {{ return(adapter.mutable_commit_merge(merge_sql, definition.table_id, last_attempt, none, iceberg_target)) }}
-  {%- endif -%}
-  {%- set commit_args = [merge_sql, definition.table_id, last_attempt] -%}
-  {%- if definition.get('identity_from') is not none -%}
-    {%- do commit_args.append(definition.identity_from) -%}
-  {%- endif -%}
-  {{ return(adapter.mutable_commit_merge(*commit_args)) }}
+  {{ return(adapter.mutable_apply_merge(definition, target_relation, merge_sql, file_format, fail_at, last_attempt, change_set_relation, tombstone_insert, changes)) }}
 {%- endmacro %}

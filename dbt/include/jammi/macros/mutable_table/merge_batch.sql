@@ -138,7 +138,7 @@ where {{ rules.decisions.changes_filter({
        (a changes source would join the whole table twice, docs/performance.md) --#}
   {%- set changes_only = definition.hard_deletes == 'delete' and file_format == 'delta' -%}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, changes_only) -%}
-  {%- set merged = apply_merge(definition, target_relation, none, fail_at, last_attempt, merge_sql, iceberg_target=target_relation if file_format == 'iceberg' else none) -%}
+  {%- set merged = apply_merge(definition, target_relation, none, file_format, fail_at, last_attempt, merge_sql) -%}
   {%- if merged.get('rejected') in plan.collapse_on -%}
     {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
     {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}

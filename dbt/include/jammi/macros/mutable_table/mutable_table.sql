@@ -188,7 +188,7 @@
          first, this run fails clearly and undoes only what it did itself --#}
     {%- do outcome.update({'location': adapter.mutable_commit_create(definition, target_relation, change_set_relation, get_next_state_sql(definition, none, change_set_relation), file_format, run_id, fail_at, cleanup, counts, config.get('registry_schema'), invocation_id)}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
-    {%- set merged = apply_merge(definition, target_relation, change_set_relation, fail_at, last_attempt, records=adapter.mutable_branch_records(definition, target_relation, change_set_relation, tombstones.get('branch_insert'), counts.total if counts else 0) if file_format == 'iceberg' else []) -%}
+    {%- set merged = apply_merge(definition, target_relation, change_set_relation, file_format, fail_at, last_attempt, none, tombstones.get('branch_insert'), counts.total if counts else 0) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 or tombstones.new > 0 -%}
     {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts, tombstones_sql=tombstones.sql) -%}
