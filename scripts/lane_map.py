@@ -273,7 +273,6 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/include/jammi/macros/mutable_table/storage_tables.sql", ("delta-lane", "iceberg-lane")),
     ("dbt/include/jammi/macros/mutable_table/apply_merge.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/mutable_table/merge_batch.sql", MERGE_LANES),
-    ("dbt/include/jammi/macros/mutable_table/adoption.sql", MERGE_LANES),
     ("dbt/include/jammi/macros/mutable_table/apply_rewrite.sql", REWRITE_LANES),
     ("dbt/include/jammi/macros/mutable_table/planner/tombstones.sql", ("crash-lane",)),
     # The integration project: built on the embedded session (functional, bound to two

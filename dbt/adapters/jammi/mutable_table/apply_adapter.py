@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.mutable_table import table_properties, version_locations
 from dbt.adapters.jammi.mutable_table.commit import version_commit
@@ -22,12 +23,15 @@ from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
 
+logger = AdapterLogger("Jammi")
+
 
 class MutableApplyAdapterMixin(
     MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
 ):
     """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``, ``mutable_apply_merge``,
-    ``mutable_rollback_merge``, ``mutable_stage_change_set``, ``mutable_drop_table``."""
+    ``mutable_rollback_merge``, ``mutable_adopt``, ``mutable_stage_change_set``,
+    ``mutable_drop_table``."""
 
     @available
     def mutable_apply_merge(
@@ -66,6 +70,35 @@ class MutableApplyAdapterMixin(
         return self.mutable_commit_merge(
             merge_sql, model_name, last_attempt, definition.get("identity_from")
         )
+
+    @available
+    def mutable_adopt(
+        self,
+        target: Any,
+        state: Mapping[str, Any],
+        definition: Mapping[str, Any],
+        registry_schema: Optional[str],
+        invocation_id: str,
+        model_name: str,
+    ) -> str:
+        """What adoption adds before the run writes (mutable_table/adoption.py): the
+        registry, and the tenant_id column (NULL: the stored rows are shared rows). Each
+        step is idempotent, so a run stopped between them is completed by the next."""
+        rows = self._run_sql(f"select count(*) from {target}")[0][0]
+        logger.info(
+            f"mutable_table '{model_name}': adopting {target} (built by another "
+            f"materialization) with its {rows} stored row(s); they are kept as shared rows "
+            "(tenant_id NULL)"
+        )
+        records = self.mutable_table_records(
+            definition, target, str(state["file_format"]), registry_schema, invocation_id
+        )
+        self.mutable_execute_all_or_nothing(
+            [{"sql": records["create_registry"], "tolerate_exists": True}]
+        )
+        if (state.get("adoption_plan") or {}).get("add_tenant_column"):
+            self._run_sql(f"alter table {target} add columns (`tenant_id` string)")
+        return ""
 
     @available
     def mutable_stage_change_set(self, staging: Any, change_set_sql: str) -> Optional[str]:

@@ -47,7 +47,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
 
     config: Any
 
-    @available
     def mutable_table_records(
         self,
         definition: Mapping[str, Any],
@@ -184,7 +183,7 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         adopt: Mapping[str, Any],
         model_name: str,
     ) -> dict[str, Any]:
-        """The state of a table another materialization built (adoption.sql): checked
+        """The state of a table another materialization built (mutable_adopt): checked
         for adoption before anything is written; with ``rebuild`` the run drops it and
         starts from the model's output, with no version directories of its own."""
         if adopt.get("rebuild"):
@@ -245,7 +244,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
 
     # --- all-or-nothing registration ----------------------------------------------
 
-    @available
     def mutable_execute_all_or_nothing(
         self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
     ) -> None:

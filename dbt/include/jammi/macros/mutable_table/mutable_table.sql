@@ -23,7 +23,7 @@
 
   {#-- 2. the run's start (run_start.py), one call, nothing written: the batch's columns
        and the model's definition; the stored table (or a table another materialization
-       built, adopted keeping its rows: adoption.sql); the definition the run applies,
+       built, adopted keeping its rows: adapter.mutable_adopt); the definition the run applies,
        its schema changes and new tblproperties; the format's and the changelog's
        refusals; the batch scoped to a bound tenant, its values checked where a narrower
        stored column must hold them exactly (exact_casts.py), identical rows collapsed
@@ -64,7 +64,7 @@
     {%- set state = none -%}
   {%- endif -%}
   {%- if adopting -%}
-    {%- do apply_mutable_adoption(target_relation, state, definition) -%}
+    {%- do adapter.mutable_adopt(target_relation, state, definition, config.get('registry_schema'), invocation_id, model.name) -%}
   {%- endif -%}
   {%- if new_properties -%}
     {%- do run_query(get_set_tblproperties_sql(target_relation, new_properties)) -%}

@@ -43,7 +43,7 @@
 {#-- `subject`: who names the table in an error (default: the model being run; an
      operation passes its own). `adopt`: what a run does with a table another
      materialization built: {'definition': the batch's, 'tenant': the bound tenant,
-     'requested': the model's file_format} to adopt it (adoption.sql), {'rebuild': true}
+     'requested': the model's file_format} to adopt it (adapter.mutable_adopt), {'rebuild': true}
      when the run rebuilds it; none refuses it. A definition Spark redacted is read from
      the registry. --#}
 {% macro fetch_mutable_table_state(relation, subject=none, adopt=none) -%}
