@@ -3,6 +3,8 @@ decisions that adapter.mutable_run_start runs before anything is written."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from dbt.adapters.jammi.mutable_table import run_start
@@ -197,3 +199,57 @@ def test_the_history_none_planner_finds_the_expired_rows_unless_merge_functions_
     config, in_plan
 ):
     assert ttl.expired_in_plan(config) is in_plan
+
+
+class _Checks(MutableRunAdapterMixin):
+    """The batch failure's queries answered from a dict, the statements recorded."""
+
+    def __init__(self, answers: dict) -> None:
+        self.answers = answers
+        self.ran: list = []
+
+    def _table(self, sql: str):
+        rows = self.answers.get(sql, [])
+        return SimpleNamespace(rows=rows, column_names=["id"])
+
+    def execute(self, sql, fetch=False):
+        self.ran.append(("planned", sql))
+        return None, self._table(sql)
+
+    def _run_query_without_constraint_propagation(self, sql):
+        self.ran.append(("unplanned", sql))
+        return self._table(sql)
+
+    def _execute_trusted(self, sql):
+        self.ran.append(("cleanup", sql))
+
+
+def test_a_batch_failure_names_the_first_check_with_samples():
+    checks = [
+        {"kind": "null_key", "sql": "nulls"},
+        {"kind": "null_version", "sql": "versions", "detail": "'v'"},
+        {"kind": "duplicate_version", "sql": "dups", "detail": "'v'"},
+    ]
+    adapter = _Checks({"versions": [[7]], "dups": [[8]]})
+    with pytest.raises(MutableRunError, match="NULL version_column 'v'"):
+        adapter.mutable_batch_failure("m", checks, "duplicate_version")
+    # the first check found nothing, the second failed the run: the third never ran
+    assert adapter.ran == [("planned", "nulls"), ("planned", "versions")]
+    # nothing found (the output changed between two reads): the kind alone
+    quiet = _Checks({})
+    with pytest.raises(MutableRunError, match="several rows for the same key"):
+        quiet.mutable_batch_failure("m", checks[:1] + checks[2:], "duplicate_key")
+
+
+def test_unique_index_checks_pass_or_clean_up_before_failing():
+    checks = [
+        {"kind": "unique_index", "sql": "a", "detail": "'by_a' (a)", "unplanned": True},
+        {"kind": "unique_index", "sql": "b", "detail": "'by_b' (b)", "unplanned": True},
+    ]
+    adapter = _Checks({})
+    assert adapter.mutable_batch_failure("m", checks, None, ["drop view v"]) == ""
+    assert adapter.ran == [("unplanned", "a"), ("unplanned", "b")]
+    failing = _Checks({"b": [[1]]})
+    with pytest.raises(MutableRunError, match="unique index 'by_b' \\(b\\)"):
+        failing.mutable_batch_failure("m", checks, None, ["drop view v"])
+    assert failing.ran[-1] == ("cleanup", "drop view v")

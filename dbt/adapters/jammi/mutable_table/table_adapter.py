@@ -232,15 +232,34 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     # --- errors --------------------------------------------------------------------
 
     @available
-    def mutable_run_change_set_query(self, sql: str) -> Any:
-        """Rows of a query that filters a change set (the unique index checks), planned
-        without Spark's constraint propagation (common/statements.py says why)."""
-        return self._run_query_without_constraint_propagation(sql)
-
-    @available
-    def mutable_batch_error(self, model_name: str, kind: str, table: Any, detail: str = "") -> None:
-        columns = list(getattr(table, "column_names", []) or [])
-        run_errors.batch_error(model_name, kind, result_rows(table), columns, detail)
+    def mutable_batch_failure(
+        self,
+        model_name: str,
+        checks: Sequence[Mapping[str, Any]],
+        fallback_kind: Optional[str] = None,
+        cleanup: Sequence[str] = (),
+    ) -> str:
+        """Fail the run with up to 5 samples of the first check whose query finds rows
+        (each ``{kind, sql, detail}``; ``unplanned``: a query over a change set, planned
+        without Spark's constraint propagation, common/statements.py says why), after
+        running ``cleanup``. When none finds rows: with ``fallback_kind`` the run fails
+        with that kind alone (the model's output changed between two reads); else the
+        checks passed."""
+        for position, check in enumerate(checks):
+            sql = str(check["sql"])
+            if check.get("unplanned"):
+                table = self._run_query_without_constraint_propagation(sql)
+            else:
+                table = self.execute(sql, fetch=True)[1]  # type: ignore[attr-defined]
+            rows = result_rows(table)
+            last = position == len(checks) - 1
+            if rows or (last and fallback_kind):
+                for statement in cleanup:
+                    self._execute_trusted(statement)
+                kind = str(check["kind"]) if rows else str(fallback_kind)
+                columns = list(getattr(table, "column_names", []) or [])
+                run_errors.batch_error(model_name, kind, rows, columns, check.get("detail", ""))
+        return ""
 
     # --- all-or-nothing registration ----------------------------------------------
 

@@ -168,20 +168,15 @@ end
 {#-- The error of a batch that breaks a key rule, with up to 5 sample rows of the first
      rule broken. Raises in any case. --#}
 {% macro raise_mutable_batch_error(definition, batch_source, tenant, kind=none) -%}
-  {%- set nulls = run_query(get_batch_null_key_sql(definition, batch_source)) -%}
-  {%- if nulls.rows | length > 0 -%}
-    {%- do adapter.mutable_batch_error(model.name, 'null_key', nulls) -%}
-  {%- endif -%}
+  {%- set versions = "'" ~ mutable_version_list(definition) | replace('`', "") | replace(", ", "', '") ~ "'" -%}
+  {%- set checks = [{'kind': 'null_key', 'sql': get_batch_null_key_sql(definition, batch_source)}] -%}
   {%- if definition.version_column -%}
-    {%- set null_versions = run_query(get_batch_null_version_sql(definition, batch_source)) -%}
-    {%- if null_versions.rows | length > 0 -%}
-      {%- do adapter.mutable_batch_error(model.name, 'null_version', null_versions, "'" ~ mutable_version_list(definition) | replace('`', "") | replace(", ", "', '") ~ "'") -%}
-    {%- endif -%}
+    {%- do checks.append({'kind': 'null_version', 'sql': get_batch_null_version_sql(definition, batch_source), 'detail': versions}) -%}
   {%- endif -%}
-  {%- set duplicates = run_query(get_batch_duplicate_key_sql(definition, batch_source, tenant)) -%}
   {%- set duplicate_kind = 'duplicate_version' if definition.version_column else 'duplicate_key' -%}
+  {%- do checks.append({'kind': duplicate_kind, 'sql': get_batch_duplicate_key_sql(definition, batch_source, tenant), 'detail': versions}) -%}
   {#-- without samples (the model's output changed between two reads): the kind alone --#}
-  {%- do adapter.mutable_batch_error(model.name, duplicate_kind if duplicates.rows | length > 0 else (kind or duplicate_kind), duplicates, "'" ~ mutable_version_list(definition) | replace('`', "") | replace(", ", "', '") ~ "'") -%}
+  {%- do adapter.mutable_batch_failure(model.name, checks, kind or duplicate_kind) -%}
 {%- endmacro %}
 
 
@@ -203,12 +198,12 @@ end
 
 
 {% macro apply_unique_index_checks(definition, target_relation, change_set_relation, run_relations=[]) -%}
+  {%- set checks = [] -%}
   {%- for index in definition.indexes if index.unique -%}
     {%- set next_state_sql = get_next_state_sql(definition, target_relation, change_set_relation) -%}
-    {%- set violations = adapter.mutable_run_change_set_query(get_unique_index_violations_sql(definition, index, next_state_sql)) -%}
-    {%- if violations.rows | length > 0 -%}
-      {%- do drop_mutable_run_relations(run_relations) -%}
-      {%- do adapter.mutable_batch_error(definition.table_id, 'unique_index', violations, "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")") -%}
-    {%- endif -%}
+    {%- do checks.append({'kind': 'unique_index', 'sql': get_unique_index_violations_sql(definition, index, next_state_sql), 'detail': "'" ~ index.name ~ "' (" ~ index.columns | join(', ') ~ ")", 'unplanned': true}) -%}
   {%- endfor -%}
+  {%- if checks -%}
+    {%- do adapter.mutable_batch_failure(definition.table_id, checks, none, get_drop_run_relations_sql(run_relations)) -%}
+  {%- endif -%}
 {%- endmacro %}
