@@ -253,3 +253,29 @@ def test_unique_index_checks_pass_or_clean_up_before_failing():
     with pytest.raises(MutableRunError, match="unique index 'by_b' \\(b\\)"):
         failing.mutable_batch_failure("m", checks, None, ["drop view v"])
     assert failing.ran[-1] == ("cleanup", "drop view v")
+
+
+class _Publish(MutableRunAdapterMixin):
+    def __init__(self) -> None:
+        self.ran: list = []
+
+    def _execute_trusted(self, sql):
+        self.ran.append(sql)
+
+    def _run_sql(self, sql):
+        self.ran.append(sql)
+        if "raise_error" in sql:
+            raise RuntimeError(sql)
+        return []
+
+
+def test_the_changelog_hook_stops_the_run_after_dropping_its_relations():
+    adapter = _Publish()
+    # no changelog: nothing runs, the hook included
+    assert adapter.changelog_publish({}, "s.t", None, "changelog", ["drop view v"]) == ""
+    assert adapter.ran == []
+    with pytest.raises(RuntimeError, match="jammi_fail_at=changelog"):
+        adapter.changelog_publish(
+            {"changelog_topic": {"backing": "s.b"}}, "s.t", None, "changelog", ["drop view v"]
+        )
+    assert adapter.ran[0] == "drop view v" and "jammi_fail_at=changelog" in adapter.ran[1]

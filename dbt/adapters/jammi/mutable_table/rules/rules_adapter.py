@@ -13,6 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
+from dbt.adapters.jammi.mutable_table.commit.version_commit import failure_sql
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
     changelog_iceberg,
@@ -275,9 +276,23 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
 
     @available
     def changelog_publish(
-        self, definition: dict[str, Any], relation: Any, location: Optional[str]
+        self,
+        definition: dict[str, Any],
+        relation: Any,
+        location: Optional[str],
+        fail_at: Optional[str] = None,
+        cleanup: Sequence[str] = (),
     ) -> str:
-        """After the commit: the committed version to the table's changelog."""
+        """After the commit: the committed version to the table's changelog (nothing
+        without one). ``fail_at`` ``changelog``: the test hook stops the run between the
+        table's commit and the publish, after dropping the run's relations
+        (``cleanup``); the next run's repair publishes it."""
+        if not definition.get("changelog_topic"):
+            return ""
+        if fail_at == "changelog":
+            for statement in cleanup:
+                self._execute_trusted(statement)
+            self._run_sql(failure_sql(fail_at))
         changelog_phases.publish(self._run_sql, definition, relation, location)
         return ""
 

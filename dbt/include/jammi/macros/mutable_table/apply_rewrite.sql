@@ -26,12 +26,6 @@
 {%- endmacro %}
 
 
-{#-- A statement that fails when the test hook var jammi_fail_at names `phase`. --#}
-{% macro mutable_failure_sql(phase) -%}
-  select raise_error('jammi_fail_at={{ phase }}: injected failure')
-{%- endmacro %}
-
-
 {#-- Apply a change set to an existing parquet/orc table: its next state written as a new
      version beside `planned_location` (the version the plan was made from), swapped in
      by compare-and-swap -- of two runs that planned from the same version, at most one

@@ -201,16 +201,10 @@
 {%- endmacro %}
 
 
-{#-- After a commit: the committed version to the table's changelog (changelog: true). --#}
+{#-- After a commit: the committed version to the table's changelog (changelog: true;
+     adapter.changelog_publish, with the test hook that stops the run before it). --#}
 {% macro publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
-  {%- if definition.get('changelog_topic') -%}
-    {%- if fail_at == 'changelog' -%}
-      {#-- test hook: the run stops between the table commit and the changelog publish --#}
-      {%- do drop_mutable_run_relations(outcome.run_relations) -%}
-      {%- do run_query(mutable_failure_sql(fail_at)) -%}
-    {%- endif -%}
-    {%- do adapter.changelog_publish(definition, target_relation, outcome.location) -%}
-  {%- endif -%}
+  {%- do adapter.changelog_publish(definition, target_relation, outcome.location, fail_at, get_drop_run_relations_sql(outcome.run_relations)) -%}
 {%- endmacro %}
 
 
