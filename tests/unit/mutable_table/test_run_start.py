@@ -279,3 +279,64 @@ def test_the_changelog_hook_stops_the_run_after_dropping_its_relations():
             {"changelog_topic": {"backing": "s.b"}}, "s.t", None, "changelog", ["drop view v"]
         )
     assert adapter.ran[0] == "drop view v" and "jammi_fail_at=changelog" in adapter.ran[1]
+
+
+class _Stage(MutableRunAdapterMixin):
+    def __init__(self, stopped_by: str = "") -> None:
+        self.ran: list = []
+        self.stopped_by = stopped_by
+
+    def mutable_holder_properties(self):
+        return {"jammi.holder": "h"}
+
+    def _execute_trusted(self, sql):
+        self.ran.append(sql)
+
+    def _run_sql(self, sql):
+        self.ran.append(sql)
+        if sql.startswith("create table") and self.stopped_by:
+            raise RuntimeError(f"[USER_RAISED_EXCEPTION] jammi-batch-check:{self.stopped_by}")
+        if sql.startswith("select _change"):
+            return [("insert", 2), ("delete", 1)]
+        if sql.startswith("describe schema"):
+            return [("Location", "file:/w/s")]
+        return []
+
+    def mutable_drop_abandoned_leftovers(self, target, location, run_id):
+        self.ran.append(("leftovers", target, location, run_id))
+
+    def mutable_remove_empty_dir(self, path):
+        self.ran.append(("rmdir", path))
+
+
+class _Named(SimpleNamespace):
+    def __str__(self) -> str:
+        return self.identifier if self.type == "view" else f"s.{self.identifier}"
+
+
+def test_a_merge_stages_a_view_and_a_rewrite_a_stamped_table_then_the_leftovers():
+    view = _Named(schema="s", identifier="t__jammi_change_set", type="view")
+    adapter = _Stage()
+    staged = adapter.mutable_stage_change_set(view, "select 1", False, True)
+    assert staged["rejected"] is None and staged["counts"]["total"] == 3
+    assert adapter.ran[0] == "create or replace temporary view t__jammi_change_set as\n  select 1"
+    table = _Named(schema="s", identifier="t__jammi_changes_r2", type="table")
+    adapter = _Stage()
+    leftovers = {"target": "s.t", "location": "file:/w/t/v1_r1", "run_id": "r2"}
+    staged = adapter.mutable_stage_change_set(table, "select 1", True, False, leftovers)
+    assert staged == {"rejected": None, "counts": None}
+    # an earlier attempt's table replaced, the new one stamped, then the leftovers
+    assert adapter.ran[0] == "drop table if exists s.t__jammi_changes_r2"
+    assert "'jammi.holder' = 'h'" in adapter.ran[1]
+    assert adapter.ran[2] == ("leftovers", "s.t", "file:/w/t/v1_r1", "r2")
+
+
+def test_a_batch_check_that_stops_the_staging_leaves_no_directory():
+    table = _Named(schema="s", identifier="t__jammi_changes_r2", type="table")
+    adapter = _Stage(stopped_by="duplicate_key")
+    staged = adapter.mutable_stage_change_set(
+        table, "select 1", False, True, {"target": "s.t", "run_id": "r2"}
+    )
+    assert staged == {"rejected": "duplicate_key", "counts": None}
+    assert adapter.ran[-1] == ("rmdir", "file:/w/s/t__jammi_changes_r2")
+    assert not any(isinstance(step, tuple) and step[0] == "leftovers" for step in adapter.ran)

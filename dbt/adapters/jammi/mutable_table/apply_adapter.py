@@ -101,22 +101,50 @@ class MutableApplyAdapterMixin(
         return ""
 
     @available
-    def mutable_stage_change_set(self, staging: Any, change_set_sql: str) -> Optional[str]:
-        """The rewrite applier's change set, materialized once as the run's staging table,
+    def mutable_stage_change_set(
+        self,
+        staging: Any,
+        change_set_sql: str,
+        replace: bool = False,
+        count: bool = False,
+        leftovers_of: Optional[Mapping[str, Any]] = None,
+    ) -> dict[str, Any]:
+        """The plan's change set where its applier reads it: ``{rejected, counts}``.
+
+        A MERGE's (``staging`` a view) is a temp view, evaluated inside the MERGE's own
+        transaction. A rewrite's is materialized once as the run's staging table,
         stamped with its owner (commit/ownership.py: only a run that is provably gone has
-        its staging table removed by another). None when it is created; else the batch
-        check that stopped it (``checks_in_plan``): nothing was created, and the empty
-        directory Spark's failed write leaves is removed where the adapter reaches the
-        file system."""
-        properties = self.mutable_holder_properties()
-        rejected = self.mutable_run_checked(
-            version_commit.staging_table_sql(str(staging), change_set_sql, properties)
-        )
-        if rejected:
-            described = self._run_sql(f"describe schema extended {staging.schema}")
-            schema_location = str(table_properties.describe_location(described))
-            self.mutable_remove_empty_dir(f"{schema_location}/{str(staging.identifier).lower()}")
-        return rejected
+        its staging table removed by another; ``replace``: an earlier attempt of this
+        run made one). ``rejected``: the batch check that stopped the staging
+        (``checks_in_plan``): nothing was created, and the empty directory Spark's
+        failed write leaves is removed where the adapter reaches the file system.
+        ``leftovers_of`` (``target``, ``location``, ``run_id``): then the staging tables
+        and claims of runs that are provably gone are dropped. ``counts`` (when
+        ``count``): what the change set inserts, updates and deletes."""
+        if getattr(staging, "type", None) == "view":
+            self._execute_trusted(
+                f"create or replace temporary view {staging} as\n  {change_set_sql}"
+            )
+        else:
+            if replace:
+                self._execute_trusted(f"drop table if exists {staging}")
+            properties = self.mutable_holder_properties()
+            rejected = self.mutable_run_checked(
+                version_commit.staging_table_sql(str(staging), change_set_sql, properties)
+            )
+            if rejected:
+                described = self._run_sql(f"describe schema extended {staging.schema}")
+                schema_location = str(table_properties.describe_location(described))
+                self.mutable_remove_empty_dir(
+                    f"{schema_location}/{str(staging.identifier).lower()}"
+                )
+                return {"rejected": rejected, "counts": None}
+        if leftovers_of is not None:
+            self.mutable_drop_abandoned_leftovers(
+                leftovers_of["target"], leftovers_of.get("location"), str(leftovers_of["run_id"])
+            )
+        counts = self.mutable_change_counts(staging) if count else None
+        return {"rejected": None, "counts": counts}
 
     @available
     def mutable_drop_table(self, relation: Any, state: Mapping[str, Any]) -> str:

@@ -335,9 +335,10 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         file_format = str(state["file_format"])
         self.changelog_repair(definition, relation, state)
         cleanup = [f"drop table if exists {staging}"]
-        self.mutable_stage_change_set(staging, plan["change_set_sql"])
         try:
-            counts = self.mutable_change_counts(staging)
+            counts = self.mutable_stage_change_set(staging, plan["change_set_sql"], count=True)[
+                "counts"
+            ]
             if counts["total"] > 0:
                 tombstones_sql = self.mutable_tombstones_rollback(
                     definition,

@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import clock
@@ -139,7 +138,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return kind
         return None
 
-    @available
     def mutable_change_counts(self, change_set: Any) -> dict[str, Any]:
         """What a staged change set (or its view) inserts, updates and deletes."""
         found = dict.fromkeys(("insert", "update", "delete"), 0)
@@ -212,7 +210,6 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             for cached in self.cache.get_relations(database, schema)
         )
 
-    @available
     def mutable_drop_abandoned_leftovers(
         self, target_relation: Any, current_location: Optional[str], run_id: str
     ) -> list[str]:

@@ -147,37 +147,27 @@
     {{ return(apply_merge_batch(plan, definition, batch_source, target_relation, tenant, fail_at, last_attempt, file_format)) }}
   {%- endif -%}
   {%- set change_set_sql = get_change_set_sql(definition, batch_source, plan_target, tenant, not use_merge) -%}
-  {%- if use_merge -%}
-    {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction --#}
-    {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') -%}
-    {%- do run_query(get_create_temp_view_sql(change_set_relation, change_set_sql)) -%}
-    {%- set run_relations = [change_set_relation] -%}
-  {%- else -%}
-    {#-- rewrite: materialize the plan once (a snapshot of the version in state.location);
-         Spark's cache cannot hold planner queries with CTEs, a staging table can --#}
-    {%- set change_set_relation = mutable_staging_relation(target_relation, run_id) -%}
-    {%- if not first_attempt -%}
-      {#-- the staging name carries this run's id: only an earlier attempt made one --#}
-      {%- do run_query('drop table if exists ' ~ change_set_relation) -%}
-    {%- endif -%}
-    {#-- a batch check that stops the staging (definition.checks_in_plan) leaves no
-         table; the error names the check, with samples --#}
-    {%- set rejected = adapter.mutable_stage_change_set(change_set_relation, change_set_sql) -%}
-    {%- if rejected -%}
-      {%- if rejected in plan.collapse_on -%}
-        {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
-        {{ return({'committed': false, 'rejected': rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
-      {%- endif -%}
-      {%- do raise_mutable_batch_error(definition, batch_source, tenant, rejected) -%}
-    {%- endif -%}
-    {%- do adapter.mutable_drop_abandoned_leftovers(target_relation, state.location if state else none, run_id) -%}
-    {%- set run_relations = [change_set_relation] -%}
-  {%- endif -%}
-  {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
-  {#-- Delta's MERGE reports what it changed: its change set is then evaluated once,
-       inside the MERGE (a MERGE with nothing to change commits nothing) --#}
+  {#-- MERGE: the plan stays a view, evaluated inside the MERGE's own transaction;
+       rewrite: the plan materialized once (a snapshot of the version in state.location;
+       Spark's cache cannot hold planner queries with CTEs, a staging table can), the
+       leftovers of runs that are gone dropped after it. Delta's MERGE reports what it
+       changed: its change set is then evaluated once, inside the MERGE (a MERGE with
+       nothing to change commits nothing); else the set is counted here --#}
+  {%- set change_set_relation = mutable_temp_relation(target_relation, 'change_set') if use_merge else mutable_staging_relation(target_relation, run_id) -%}
   {%- set counts_from_merge = plan.counts_from_merge -%}
-  {%- set counts = none if counts_from_merge else adapter.mutable_change_counts(change_set_relation) -%}
+  {%- set staged = adapter.mutable_stage_change_set(change_set_relation, change_set_sql, not first_attempt, not counts_from_merge, none if use_merge else {'target': target_relation, 'location': state.location if state else none, 'run_id': run_id}) -%}
+  {%- if staged.rejected -%}
+    {#-- a batch check stopped the staging (definition.checks_in_plan): no table; with
+         duplicate keys the caller tries the batch with identical rows collapsed, else
+         the error names the check, with samples --#}
+    {%- if staged.rejected in plan.collapse_on -%}
+      {{ return({'committed': false, 'rejected': staged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
+    {%- endif -%}
+    {%- do raise_mutable_batch_error(definition, batch_source, tenant, staged.rejected) -%}
+  {%- endif -%}
+  {%- set run_relations = [change_set_relation] -%}
+  {%- set cleanup = get_drop_run_relations_sql(run_relations) -%}
+  {%- set counts = staged.counts -%}
   {%- if counts and counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}

@@ -7,12 +7,6 @@
 {%- endmacro %}
 
 
-{% macro get_create_temp_view_sql(relation, select_sql) -%}
-  create or replace temporary view {{ relation }} as
-  {{ select_sql }}
-{%- endmacro %}
-
-
 {#-- The rewrite applier's materialized change set: <identifier>__jammi_changes_<run id>. --#}
 {% macro mutable_staging_relation(target_relation, run_id) -%}
   {{ return(target_relation.incorporate(path={'identifier': target_relation.identifier ~ '__jammi_changes_' ~ run_id}, type='table')) }}
