@@ -2,7 +2,7 @@
 
 A plain Jinja environment over the adapter's macro folder, with the few context members
 the planner uses: ``adapter.dispatch`` (to the ``default__`` implementation),
-``adapter.scd2_plan``, ``adapter.sql_string`` and dbt's ``return``.
+``adapter.mutable_planner`` (its ``scd2()``), ``adapter.sql_string`` and dbt's ``return``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Optional
 import jinja2
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
+from dbt.adapters.jammi.mutable_table.planner_rules import PlannerRules, planner_rules
 
 MACROS = Path(__file__).resolve().parents[1] / "dbt" / "include" / "jammi" / "macros"
 CHANGE_SET = "mutable_table/planner/scd2_change_set.sql"
@@ -30,8 +30,8 @@ class _StubAdapter:
     def dispatch(self, name: str, package: Optional[str] = None) -> Any:
         return getattr(self.module, f"default__{name}")
 
-    def scd2_plan(self, definition: dict, run_started_at: Any = None) -> dict:
-        return plan_scd2(definition, run_started_at).to_dict()
+    def mutable_planner(self, definition: dict) -> PlannerRules:
+        return planner_rules(definition)
 
     def sql_string(self, value: Any) -> str:
         return sql_string_literal(str(value))

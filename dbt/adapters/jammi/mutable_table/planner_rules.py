@@ -12,13 +12,16 @@ decisions and the rules' parts of it come from here:
 - merge functions: the type a sum adds in, and its checked cast back to the stored type
   (exact_casts.py);
 - the identity column's guard marker, the changelog's stored values in the plan, and the
-  batch checks' errors.
+  batch checks' errors;
+- ``scd2()``: the scd2 interval planner's inputs (scd2.py), for a definition with
+  ``history: scd2``.
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
@@ -26,6 +29,7 @@ from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
 from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones, ttl
+from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class PlannerRules:
     written_at: str
     previous_in_plan: bool
     identity_moved_marker: str
+    definition: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def sum_type(self, stored_type: str) -> Optional[str]:
         """The type a ``sum`` of a stored column adds in (it cannot overflow), or None
@@ -52,6 +57,12 @@ class PlannerRules:
             f"whose stored type {stored_type}"
         )
         return exact_casts.checked_cast_sql(expr, source_type, stored_type, subject)
+
+    def scd2(self, run_started_at: Optional[datetime.datetime] = None) -> dict[str, Any]:
+        """The scd2 change-set planner's inputs (``plan_scd2``); ``run_started_at``: the
+        run's start (dbt's), which intervals are stamped with where the batch carries no
+        time of its own."""
+        return plan_scd2(self.definition, run_started_at).to_dict()
 
     def batch_check_error(self, kind: str) -> str:
         """A batch check's error, raised inside the statement that reads the batch; its
@@ -74,6 +85,7 @@ def planner_rules(definition: Mapping[str, Any]) -> PlannerRules:
         written_at=ttl.WRITTEN_AT_COLUMN,
         previous_in_plan=changelog.previous_in_plan(definition),
         identity_moved_marker=identity.IDENTITY_MOVED_MARKER,
+        definition=definition,
     )
 
 

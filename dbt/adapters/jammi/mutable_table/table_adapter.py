@@ -9,7 +9,6 @@ delegates to the module that decides (``run_config``, ``schema_reconciliation``,
 
 from __future__ import annotations
 
-import datetime
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
@@ -31,7 +30,6 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
 from dbt.adapters.jammi.mutable_table.planner_rules import PlannerRules, planner_rules
-from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 # A shared relation's create racing another run's create of it: tries in all.
 CREATE_RACE_ATTEMPTS = 4
@@ -352,12 +350,5 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     def mutable_planner(self, definition: Mapping[str, Any]) -> PlannerRules:
         """What the planner macros ask about the attempt's definition (planner_rules.py):
         a key's actions, tombstones, TTL, merge functions' sums, the identity guard, the
-        changelog's stored values, the batch checks' errors."""
+        changelog's stored values, the batch checks' errors, scd2's inputs."""
         return planner_rules(definition)
-
-    @available
-    def scd2_plan(
-        self, definition: Mapping[str, Any], run_started_at: Optional[datetime.datetime] = None
-    ) -> dict[str, Any]:
-        """The scd2 change-set planner's inputs (see ``plan_scd2``)."""
-        return plan_scd2(definition, run_started_at).to_dict()

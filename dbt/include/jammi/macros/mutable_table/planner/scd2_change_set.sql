@@ -83,7 +83,7 @@
 {#- `scan_target_once` is part of the dispatched signature (an override may use it);
     this planner reads the stored rows once either way: they enter the one shuffle once -#}
 {% macro default__get_scd2_change_set_sql(definition, source_relation, target_relation, tenant=none, scan_target_once=false) -%}
-{%- set plan = adapter.scd2_plan(definition, run_started_at) -%}
+{%- set plan = adapter.mutable_planner(definition).scd2(run_started_at) -%}
 {%- set tenant_col = plan.tenant_column -%}
 {%- set keys = scd2_key_list(plan) -%}
 {%- set version_expr = mutable_version_expr(definition) if plan.version_column else 'cast(null as bigint)' -%}
