@@ -14,6 +14,7 @@ from dbt.adapters.jammi.topic.metadata import (
     read_registry_row,
 )
 from dbt.adapters.jammi.topic.row_index import is_small_batch, root_statistics
+from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
 NOT_FOUND = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`topics` cannot be found."
 
@@ -115,3 +116,27 @@ def test_small_batches_by_rows_then_by_bytes():
     assert is_small_batch(plan("sizeInBytes=3.9 MiB"))
     assert not is_small_batch(plan("sizeInBytes=8.0 EiB"))
     assert not is_small_batch([("no statistics",)])
+
+
+class _Numbering(TopicAdapterMixin):
+    """The publish's choice of numbering, over answers given per statement."""
+
+    def __init__(self, explained, reuse):
+        self.answers = {"set spark.sql.exchange.reuse": reuse}
+        self.explained = explained
+
+    def _run_sql(self, sql):
+        return self.explained if sql.startswith("explain cost ") else self.answers[sql]
+
+
+@pytest.mark.parametrize(
+    "statistics, reuse, form",
+    [
+        ("sizeInBytes=80.0 B, rowCount=10", [], "one_task"),
+        ("sizeInBytes=8.0 EiB", [("spark.sql.exchange.reuse", "true")], "parallel"),
+        ("sizeInBytes=8.0 EiB", [], "parallel"),
+        ("sizeInBytes=8.0 EiB", [("spark.sql.exchange.reuse", "FALSE")], "window"),
+    ],
+)
+def test_a_batch_is_numbered_as_its_size_and_the_session_allow(statistics, reuse, form):
+    assert _Numbering(plan(statistics), reuse)._row_index_form("select 1") == form

@@ -12,7 +12,7 @@ consumer's post-hook ``topic_commit_consumed``. A changelog registers its topic 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Optional
 
 from dbt.adapters.base import available
@@ -79,25 +79,40 @@ class TopicAdapterMixin(StatementsMixin):
     _consumer_bounds = ConsumerBounds()
 
     @available
-    def topic_prepare_staging(self, backing: Any, topic: dict[str, Any]) -> dict[str, str]:
+    def topic_prepare_staging(
+        self, backing: Any, topic: dict[str, Any], batch_sql: str
+    ) -> dict[str, str]:
         """Where this publish stages its batch, after removing what failed publishes left
-        there more than a day ago (topic/staging.py says why that is provably abandoned).
-        parquet: a fresh directory under the backing table's ``_staging/`` (readers list
-        partitions from the metastore and never ``_`` folders), which becomes partition
-        ``_offset=N`` when claimed; delta and iceberg: a stage table
-        (staging.prepare_stage_table). ``kind`` (directory or table), ``target``, ``using``."""
+        there more than a day ago (topic/staging.py says why that is provably abandoned),
+        and how the batch is numbered. parquet: a fresh directory under the backing
+        table's ``_staging/`` (readers list partitions from the metastore and never ``_``
+        folders), which becomes partition ``_offset=N`` when claimed; delta and iceberg: a
+        stage table (staging.prepare_stage_table). ``kind`` (directory or table),
+        ``target``, ``using``, and ``row_index`` (``_row_idx``'s form, topic/row_index.py):
+        ``one_task`` when Spark estimates the batch small (``explain cost``: no job runs),
+        else ``parallel``, or ``window`` when the session does not reuse exchanges (read
+        after the pre-hooks, which may set spark.sql.exchange.reuse)."""
         if topic["file_format"] in TABLE_FORMATS:
-            return prepare_stage_table(self._run_sql, backing, topic["file_format"])
-        removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
-        if removed:
-            logger.debug(
-                f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
-            )
-        return {
-            "kind": "directory",
-            "target": self.topic_staging_location(backing),
-            "using": "parquet",
-        }
+            staging = prepare_stage_table(self._run_sql, backing, topic["file_format"])
+        else:
+            removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
+            if removed:
+                logger.debug(
+                    f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
+                )
+            staging = {
+                "kind": "directory",
+                "target": self.topic_staging_location(backing),
+                "using": "parquet",
+            }
+        return {**staging, "row_index": self._row_index_form(batch_sql)}
+
+    def _row_index_form(self, batch_sql: str) -> str:
+        if is_small_batch([tuple(row) for row in self._run_sql(f"explain cost {batch_sql}")]):
+            return "one_task"
+        reuse = self._run_sql("set spark.sql.exchange.reuse")
+        off = bool(reuse) and str(reuse[0][1]).lower() == "false"
+        return "window" if off else "parallel"
 
     def topic_staging_location(self, relation: Any) -> str:
         """A fresh directory under ``relation``'s ``_staging/`` (a staged batch or
@@ -415,9 +430,3 @@ class TopicAdapterMixin(StatementsMixin):
             )
             return []
         return remove_stale_staging_dirs(backing.schema, backing.identifier, location)
-
-    @available
-    def topic_small_batch(self, plan_rows: Iterable[Any]) -> bool:
-        """Whether ``explain cost`` of the model estimates a batch small enough for the
-        single-window ``_row_idx`` (``topic/row_index.py``)."""
-        return is_small_batch([tuple(row) for row in plan_rows])

@@ -24,11 +24,11 @@
   {%- set topic = adapter.topic_register(target_relation, definition, model.name, config.get('file_format')) -%}
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
 
-  {#-- stage: write the batch to a fresh location that no reader can see yet --#}
-  {%- set staging = adapter.topic_prepare_staging(backing, topic) -%}
-  {%- set row_index = topic_row_index_form(sql) -%}
+  {#-- stage: write the batch to a fresh location that no reader can see yet, numbered
+       as the batch's size and the session allow (topic_adapter.py) --#}
+  {%- set staging = adapter.topic_prepare_staging(backing, topic, sql) -%}
   {% call statement('main') -%}
-    {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index) }}
+    {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, staging.row_index) }}
   {%- endcall %}
 
   {#-- retention: drop expired offsets that every registered consumer has consumed --#}

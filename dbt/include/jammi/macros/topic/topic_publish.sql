@@ -62,21 +62,3 @@
   ) as topic_batch
   {%- endif %}
 {%- endmacro %}
-
-
-{#-- How the batch is numbered: 'one_task' when Spark estimates it small (no job runs
-     for the estimate), else 'parallel', or 'window' when the session does not reuse
-     exchanges. Read after the pre-hooks, which may set spark.sql.exchange.reuse. --#}
-{% macro topic_row_index_form(sql) -%}
-  {%- set plan = jammi_engine_query('explain cost ' ~ sql) -%}
-  {%- if adapter.topic_small_batch(plan.rows) -%}
-    {{ return('one_task') }}
-  {%- endif -%}
-  {{ return('parallel' if topic_exchange_reuse() else 'window') }}
-{%- endmacro %}
-
-
-{% macro topic_exchange_reuse() -%}
-  {%- set rows = run_query('set spark.sql.exchange.reuse') -%}
-  {{ return(rows.rows | length == 0 or (rows.rows[0][1] | string | lower) != 'false') }}
-{%- endmacro %}
