@@ -158,6 +158,9 @@ def test_the_planners_rules_are_bound_to_the_attempts_definition():
     rules = planner_rules({**base, "now_ms": 5000})
     assert rules.ttl_expired == "coalesce(unix_millis(cast(`seen` as timestamp)) < 4000, false)"
     assert not rules.keeps_tombstones and rules.tombstone_columns == ()
+    # every name of the definition quoted once; any other name quoted when asked
+    assert rules.quoted["seen"] == "`seen`" and "id" in rules.quoted
+    assert rules.quoted["we`ird"] == "`we``ird`" and "we`ird" not in rules.quoted
     assert rules.batch_check_error("null_key") == "raise_error('jammi-batch-check:null_key')"
     with pytest.raises(ValueError, match="unknown batch check"):
         rules.batch_check_error("nonsense")

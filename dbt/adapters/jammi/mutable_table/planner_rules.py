@@ -13,6 +13,7 @@ decisions and the rules' parts of it come from here:
   (exact_casts.py);
 - the identity column's guard marker, the changelog's stored values in the plan, and the
   batch checks' errors;
+- ``quoted``: every name of the definition quoted for Spark SQL;
 - ``scd2()``: the scd2 interval planner's inputs (scd2.py), for a definition with
   ``history: scd2``.
 """
@@ -32,6 +33,28 @@ from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombston
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 
+class QuotedNames(dict[str, str]):
+    """Every name of a definition, quoted for Spark SQL (``quoted[name]``); a name the
+    definition does not list is quoted when asked."""
+
+    def __missing__(self, name: str) -> str:
+        return quote_identifier(name)
+
+
+def quoted_names(definition: Mapping[str, Any]) -> QuotedNames:
+    names: list[str] = []
+    for listed in ("storage_columns", "columns"):
+        names += [str(c[0]) for c in definition.get(listed) or ()]
+    for listed in ("primary_key", "storage_key", "batch_columns"):
+        names += [str(n) for n in definition.get(listed) or ()]
+    version = definition.get("version_column")
+    names += [version] if isinstance(version, str) else [str(n) for n in version or ()]
+    for single in ("tenant_from", "identity_column", "valid_from", "valid_to", "ttl_column"):
+        if definition.get(single):
+            names.append(str(definition[single]))
+    return QuotedNames((name, quote_identifier(name)) for name in names)
+
+
 @dataclass(frozen=True)
 class PlannerRules:
     table_id: str
@@ -42,6 +65,7 @@ class PlannerRules:
     written_at: str
     previous_in_plan: bool
     identity_moved_marker: str
+    quoted: QuotedNames = field(default_factory=QuotedNames)
     definition: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def sum_type(self, stored_type: str) -> Optional[str]:
@@ -85,6 +109,7 @@ def planner_rules(definition: Mapping[str, Any]) -> PlannerRules:
         written_at=ttl.WRITTEN_AT_COLUMN,
         previous_in_plan=changelog.previous_in_plan(definition),
         identity_moved_marker=identity.IDENTITY_MOVED_MARKER,
+        quoted=quoted_names(definition),
         definition=definition,
     )
 

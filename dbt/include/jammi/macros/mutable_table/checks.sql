@@ -62,7 +62,7 @@
      only where tenants differ within the run (an unbound tenant_from run). One window:
      one shuffle of the batch. --#}
 {% macro mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) -%}
-  {%- set q = adapter.quote_column -%}
+  {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set version = definition.version_column -%}
   select *,
     row_number() over batch_key as _rn
@@ -72,8 +72,8 @@
   from (
     {{ stamped_sql }}
   ) as stamped
-  window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}
-    order by {% if version %}{{ mutable_version_expr(definition) }} desc{% else %}{% for k in key %}{{ q(k) }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
+  window batch_key as (partition by {{ 'tenant_id, ' if definition.tenant_from and tenant is none }}{% for k in key %}{{ q[k] }}{{ ', ' if not loop.last }}{% endfor %}
+    order by {% if version %}{{ mutable_version_expr(definition) }} desc{% else %}{% for k in key %}{{ q[k] }}{{ ', ' if not loop.last }}{% endfor %}{% endif %})
 {%- endmacro %}
 
 
@@ -89,15 +89,15 @@
      version), raises the check's marked error (planner_rules.py's batch_check_error), which stops
      the statement that reads it before it writes anything. One window, one shuffle. --#}
 {% macro mutable_checked_batch_sql(definition, stamped_sql, tenant) -%}
-{%- set q = adapter.quote_column -%}
 {%- set rules = adapter.mutable_planner(definition) -%}
+{%- set q = rules.quoted -%}
 {%- set key = definition.storage_key -%}
 {%- set version = definition.version_column -%}
 select * from (
   {{ mutable_ranked_batch_sql(definition, stamped_sql, key, tenant) }}
 ) as ranked
 where case
-  when {% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ rules.batch_check_error('null_key') }}
+  when {% for k in key %}{{ q[k] }} is null{{ ' or ' if not loop.last }}{% endfor %} then {{ rules.batch_check_error('null_key') }}
   {%- if version %}
   when {{ mutable_version_is_null(definition) }} then {{ rules.batch_check_error('null_version') }}
   {%- endif %}
@@ -112,12 +112,12 @@ end
      row of flags (null_key, null_version, duplicate), each true when some row breaks it.
      The samples are read only when a flag is set. --#}
 {% macro get_batch_check_flags_sql(definition, batch_source, tenant) -%}
-  {%- set q = adapter.quote_column -%}
+  {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set key = mutable_batch_key(definition) -%}
   {%- set version = definition.version_column -%}
   {%- set stamped_sql = 'select ' ~ mutable_tenant_expr(definition, tenant) ~ ' as tenant_id, * from ' ~ batch_source -%}
   select
-    coalesce(max({% for k in key %}{{ q(k) }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
+    coalesce(max({% for k in key %}{{ q[k] }} is null{{ ' or ' if not loop.last }}{% endfor %}), false) as null_key,
     coalesce(max({{ mutable_version_is_null(definition) if version else 'false' }}), false) as null_version,
     coalesce(max({{ mutable_duplicate_row_predicate(definition) }}), false) as duplicate
   from (

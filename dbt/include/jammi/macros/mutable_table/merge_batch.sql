@@ -23,16 +23,17 @@
      change something, and the stored keys to delete (get_merge_batch_changes_sql). The
      WHEN clauses are the key's actions (key_decisions.py, shared with the change set). --#}
 {% macro get_merge_batch_sql(definition, target_relation, batch_source, tenant, drop_unchanged=false) -%}
-{%- set q = adapter.quote_column -%}
+{%- set rules = adapter.mutable_planner(definition) -%}
+{%- set q = rules.quoted -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
-  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 't.' ~ q(c), definition.partial_updates)}) -%}
+  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 't.' ~ q[c], definition.partial_updates)}) -%}
 {%- endfor -%}
 {%- set same -%}
-  {%- for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 {%- set terms = {
     'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
@@ -47,17 +48,17 @@ using (
   {%- endif %}
 ) as s
 on {{ mutable_merge_batch_key_match(definition, tenant) }}
-{%- for clause in adapter.mutable_planner(definition).decisions.merge_clauses(terms, absent, mutable_target_scope_clause(definition, tenant, 't')) %}
+{%- for clause in rules.decisions.merge_clauses(terms, absent, mutable_target_scope_clause(definition, tenant, 't')) %}
 when {{ clause.when }} then
   {%- if clause.change == 'delete' %} delete
   {%- elif clause.change == 'update' %} update set
   {%- for c in definition.value_columns %}
-  t.{{ q(c) }} = {{ new_value[c] }}{{ ',' if not loop.last }}
+  t.{{ q[c] }} = {{ new_value[c] }}{{ ',' if not loop.last }}
   {%- endfor %}
   {%- else %} insert (
-  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id)
+  {%- for c in definition.storage_columns %}{{ q[c[0]] }}, {% endfor %}tenant_id)
 values (
-  {%- for c in definition.storage_columns %}s.{{ q(c[0]) }}, {% endfor %}s.tenant_id)
+  {%- for c in definition.storage_columns %}s.{{ q[c[0]] }}, {% endfor %}s.tenant_id)
   {%- endif %}
 {%- endfor %}
 {%- endmacro %}
@@ -82,17 +83,17 @@ values (
      refuses this one (no separate statement, no lost update). The batch is checked
      before the join; the MERGE's clauses keep their own tests. --#}
 {% macro get_merge_batch_changes_sql(definition, target_relation, batch_source, tenant) -%}
-{%- set q = adapter.quote_column -%}
 {%- set rules = adapter.mutable_planner(definition) -%}
+{%- set q = rules.quoted -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set same -%}
-  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q(c), 'stored.' ~ q(c), definition.partial_updates), 'stored.' ~ q(c), types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 'stored.' ~ q[c], definition.partial_updates), 'stored.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 select
   {%- for c in definition.storage_columns %}
-  {% if c[0] in definition.storage_key %}case when s._rn is null then stored.{{ q(c[0]) }} else s.{{ q(c[0]) }} end{% else %}s.{{ q(c[0]) }}{% endif %} as {{ q(c[0]) }},
+  {% if c[0] in definition.storage_key %}case when s._rn is null then stored.{{ q[c[0]] }} else s.{{ q[c[0]] }} end{% else %}s.{{ q[c[0]] }}{% endif %} as {{ q[c[0]] }},
   {%- endfor %}
   case when s._rn is null then stored.tenant_id else s.tenant_id end as tenant_id,
   coalesce(s._is_delete, true) as _is_delete,
@@ -106,7 +107,7 @@ from (
 full join (select * from {{ target_relation }} where {{ mutable_target_scope_clause(definition, tenant) }}) as stored
   on {{ mutable_merge_batch_key_match(definition, tenant, 'stored') }}
 where {{ rules.decisions.changes_filter({
-    'absent': 's._rn is null', 'not_stored': 'stored.' ~ q(definition.storage_key[0]) ~ ' is null',
+    'absent': 's._rn is null', 'not_stored': 'stored.' ~ q[definition.storage_key[0]] ~ ' is null',
     'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
     'newer': mutable_version_newer(definition, 's.', 'stored.') if definition.version_column else 'true'}) }}
 {%- endmacro %}

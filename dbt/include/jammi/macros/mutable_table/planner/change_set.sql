@@ -60,14 +60,14 @@
      the batch lacks it), tenant_id stamped (mutable_tenant_expr), and `delete_column`
      telling whether delete_when deletes the row's key. --#}
 {% macro mutable_stamped_batch_sql(definition, source_relation, tenant, delete_column) -%}
-  {%- set q = adapter.quote_column -%}
+  {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
   select
     {%- for c in definition.storage_columns %}
     {%- if c[0] in batch_columns %}
-    cast({{ q(c[0]) }} as {{ c[1] }}) as {{ q(c[0]) }},
+    cast({{ q[c[0]] }} as {{ c[1] }}) as {{ q[c[0]] }},
     {%- else %}
-    cast(null as {{ c[1] }}) as {{ q(c[0]) }},
+    cast(null as {{ c[1] }}) as {{ q[c[0]] }},
     {%- endif %}
     {%- endfor %}
     {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
@@ -124,7 +124,9 @@
 
 
 {% macro default__get_mutable_change_set_sql(definition, source_relation, target_relation, tenant=none) -%}
-{%- set q = adapter.quote_column -%}
+{#-- the rules' parts of the plan, the names quoted (planner_rules.py) --#}
+{%- set rules = adapter.mutable_planner(definition) -%}
+{%- set q = rules.quoted -%}
 {%- set key = definition.storage_key -%}
 {%- set values = definition.value_columns -%}
 {%- set version = definition.version_column -%}
@@ -135,8 +137,6 @@
   {%- if version -%}{{ mutable_version_newer(definition, 's_', 't_', quote=false) }}{%- else -%}true{%- endif -%}
 {%- endset -%}
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
-{#-- the rules' parts of the plan (planner_rules.py) --#}
-{%- set rules = adapter.mutable_planner(definition) -%}
 {#-- merge functions with a version column: the batch rows of a key newer than its stored
      version combine among themselves first; without hard deletes the combined rows come
      out in the joined shape, the stored rows read once (merge_functions.sql) --#}
@@ -208,7 +208,7 @@ latest as (
   {%- elif version %}
   select * from (
     select *, row_number() over (
-      partition by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+      partition by tenant_id{% for k in key %}, {{ q[k] }}{% endfor %}
       order by {{ mutable_version_expr(definition) }} desc) as rn, false as restarted
     from batch
   ) where rn = 1
@@ -241,7 +241,7 @@ target as (
 joined as (
   select
     {%- for c in definition.storage_columns %}
-    s.{{ q(c[0]) }} as s_{{ c[0] }}, t.{{ q(c[0]) }} as t_{{ c[0] }},
+    s.{{ q[c[0]] }} as s_{{ c[0] }}, t.{{ q[c[0]] }} as t_{{ c[0] }},
     {%- endfor %}
     s.tenant_id as s_tenant_id, t.tenant_id as t_tenant_id,
     s.is_delete as is_delete,
@@ -251,7 +251,7 @@ joined as (
     {%- if ttl_in_plan %}
     coalesce(t._jammi_expired, false) as t_expired,
     {%- endif %}
-    t.{{ q(key[0]) }} is not null as in_target
+    t.{{ q[key[0]] }} is not null as in_target
   from latest as s
   {{ 'full outer join' if full_outer or ttl_in_plan else 'left join' }} target as t
     on {{ mutable_key_match_clause(definition, 's', 't') }}
@@ -275,14 +275,14 @@ decided as (
 select
   {%- for c in definition.storage_columns %}
   {%- if c[0] in key %}
-  case when in_batch then s_{{ c[0] }} else t_{{ c[0] }} end as {{ q(c[0]) }},
+  case when in_batch then s_{{ c[0] }} else t_{{ c[0] }} end as {{ q[c[0]] }},
   {%- else %}
   case change_kind
     when 'delete' then t_{{ c[0] }}
     when 'insert' then {{ mutable_identity_insert_value(definition, target_relation) if c[0] == identity else new_value[c[0]] if c[0] == written_at else 's_' ~ c[0] }}
     {#- a merge function's result keeps the stored type (a decimal sum widens) #}
     else {{ mutable_merge_functions_stored_value(definition, c, new_value[c[0]], sum_types[c[0]]) if c[0] in sum_types else ('cast(' ~ new_value[c[0]] ~ ' as ' ~ c[1] ~ ')') if c[0] in merge_functions else new_value[c[0]] }}
-  end as {{ q(c[0]) }},
+  end as {{ q[c[0]] }},
   {%- endif %}
   {%- endfor %}
   case when in_batch then s_tenant_id else t_tenant_id end as tenant_id,

@@ -11,14 +11,14 @@
      its key columns'). Every other change keeps the stored number (change_set.sql), so an
      unchanged number is never an update. --#}
 {% macro mutable_identity_insert_value(definition, target_relation, kind='change_kind', key_prefix='s_') -%}
-  {%- set q = adapter.quote_column -%}
+  {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set start = definition.get('identity_from') or 0 -%}
   {%- set numbered -%}
     cast({{ start }} + row_number() over (partition by {{ kind }} order by {{ key_prefix }}tenant_id
       {%- for k in definition.storage_key %}, {{ key_prefix }}{{ k }}{% endfor %}) as bigint)
   {%- endset -%}
   {%- if definition.get('identity_guard') and target_relation is not none -%}
-    case when (select coalesce(max({{ q(definition.identity_column) }}), 0) from {{ target_relation }}) > {{ start }}
+    case when (select coalesce(max({{ q[definition.identity_column] }}), 0) from {{ target_relation }}) > {{ start }}
       then cast(raise_error('{{ adapter.mutable_planner(definition).identity_moved_marker }}: another run stored numbers above {{ start }}') as bigint)
       else {{ numbered }} end
   {%- else -%}

@@ -62,13 +62,13 @@
      ones were applied by an earlier run: re-running a batch changes nothing) and, with
      delete_when, not before the key's last delete in the batch. --#}
 {% macro mutable_merge_functions_fresh_sql(definition, rows) -%}
-{%- set q = adapter.quote_column -%}
+{%- set q = adapter.mutable_planner(definition).quoted -%}
 {%- set v = mutable_version_expr(definition) -%}
 {%- if definition.delete_when %}
   select * from (
     select fresh.*,
       max(case when is_delete then {{ v }} end) over (
-        partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}) as _last_delete
+        partition by tenant_id{% for k in definition.storage_key %}, {{ q[k] }}{% endfor %}) as _last_delete
     from ({{ rows }}) as fresh
     where coalesce({{ v }} > _stored_version, true)
   ) where _last_delete is null or {{ v }} >= _last_delete
@@ -87,12 +87,12 @@
      after the key's last delete combine, `restarted` tells the planner to ignore the
      stored values, and when the newest row is the delete the key is deleted. --#}
 {% macro mutable_merge_functions_joined_sql(definition) -%}
-{%- set q = adapter.quote_column -%}
+{%- set q = adapter.mutable_planner(definition).quoted -%}
 {%- set key = definition.storage_key -%}
 {%- set rows -%}
   select b.*, {{ mutable_version_expr(definition, 't.') }} as _stored_version,
     {%- for c in definition.storage_columns %}
-    t.{{ q(c[0]) }} as t_{{ c[0] }},
+    t.{{ q[c[0]] }} as t_{{ c[0] }},
     {%- endfor %}
     t.tenant_id as t_tenant_id
   from batch as b
@@ -101,7 +101,7 @@
   select
     {%- for c in definition.storage_columns %}
     {%- if c[0] in key %}
-    {{ q(c[0]) }} as s_{{ c[0] }},
+    {{ q[c[0]] }} as s_{{ c[0] }},
     {%- else %}
     {{ mutable_merge_functions_combined_value(definition, c) }} as s_{{ c[0] }},
     {%- endif %}
@@ -113,7 +113,7 @@
     true as in_batch,
     max(t_{{ key[0] }} is not null) as in_target
   from ({{ mutable_merge_functions_fresh_sql(definition, rows) }}) as combined
-  group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+  group by tenant_id{% for k in key %}, {{ q[k] }}{% endfor %}
 {%- endmacro %}
 
 
@@ -125,37 +125,37 @@
      keeps one row, so that it is not taken for absent and deleted. Reads the `batch`
      CTE of the planner. --#}
 {% macro mutable_merge_functions_latest_sql(definition, target_relation, tenant) -%}
-{%- set q = adapter.quote_column -%}
+{%- set q = adapter.mutable_planner(definition).quoted -%}
 {%- set key = definition.storage_key -%}
 {%- set rows -%}
   select b.*, stored._stored_version from batch as b
   left join (
-    select scoped.tenant_id{% for k in key %}, scoped.{{ q(k) }}{% endfor %}, {{ mutable_version_expr(definition, 'scoped.') }} as _stored_version
+    select scoped.tenant_id{% for k in key %}, scoped.{{ q[k] }}{% endfor %}, {{ mutable_version_expr(definition, 'scoped.') }} as _stored_version
     from ({{ mutable_target_rows_sql(definition, target_relation, tenant) }}) as scoped
     left semi join batch as s on {{ mutable_key_match_clause(definition, 'scoped', 's') }}
   ) as stored on {{ mutable_key_match_clause(definition, 'b', 'stored') }}
 {%- endset %}
-  select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
+  select tenant_id{% for k in key %}, {{ q[k] }}{% endfor %},
     {%- for c in definition.storage_columns if c[0] not in key %}
-    {{ mutable_merge_functions_combined_value(definition, c) }} as {{ q(c[0]) }},
+    {{ mutable_merge_functions_combined_value(definition, c) }} as {{ q[c[0]] }},
     {%- endfor %}
     max_by(is_delete, {{ mutable_version_expr(definition) }}) as is_delete,
     max(is_delete) as restarted,
     1 as rn
   from ({{ mutable_merge_functions_fresh_sql(definition, rows) }}) as combined
-  group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+  group by tenant_id{% for k in key %}, {{ q[k] }}{% endfor %}
   union all
   {#- a key whose batch rows are all at or below its stored version is in the batch, not
       absent (re-sending a snapshot must not delete it): one row at its highest batch
       version, which the planner leaves alone (not newer than the stored one) #}
-  select tenant_id{% for k in key %}, {{ q(k) }}{% endfor %},
+  select tenant_id{% for k in key %}, {{ q[k] }}{% endfor %},
     {%- for c in definition.storage_columns if c[0] not in key %}
-    cast(max_by({{ q(c[0]) }}, {{ mutable_version_expr(definition) }}) as {{ c[1] }}) as {{ q(c[0]) }},
+    cast(max_by({{ q[c[0]] }}, {{ mutable_version_expr(definition) }}) as {{ c[1] }}) as {{ q[c[0]] }},
     {%- endfor %}
     false as is_delete,
     false as restarted,
     1 as rn
   from ({{ rows }}) as stale
-  group by tenant_id{% for k in key %}, {{ q(k) }}{% endfor %}
+  group by tenant_id{% for k in key %}, {{ q[k] }}{% endfor %}
   having not max(coalesce({{ mutable_version_expr(definition) }} > _stored_version, true))
 {%- endmacro %}

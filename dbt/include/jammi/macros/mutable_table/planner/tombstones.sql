@@ -41,11 +41,11 @@
 {#-- This plan's new tombstones: per key, the batch's winning row when it is a delete,
      not tombstoned already, and newer than the stored row (or the key is not stored). --#}
 {% macro get_tombstone_candidates_sql(definition, batch_source, target_relation, tenant) -%}
-  {%- set q = adapter.quote_column -%}
-  select {% for c in adapter.mutable_planner(definition).tombstone_columns %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q(c[0]) if loop.last else 's.' ~ q(c[0]) }}{{ ', ' if not loop.last }}{% endfor %}
+  {%- set q = adapter.mutable_planner(definition).quoted -%}
+  select {% for c in adapter.mutable_planner(definition).tombstone_columns %}{{ 'cast(' ~ definition.tombstone_now_ms ~ ' as bigint) as ' ~ q[c[0]] if loop.last else 's.' ~ q[c[0]] }}{{ ', ' if not loop.last }}{% endfor %}
   from (
     select *, row_number() over (
-      partition by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
+      partition by tenant_id{% for k in definition.storage_key %}, {{ q[k] }}{% endfor %}
       order by {{ mutable_version_expr(definition) }} desc) as _tomb_rn
     from ({{ mutable_tombstoned_batch_sql(definition, mutable_stamped_batch_sql(definition, batch_source, tenant, '_is_delete')) }}) as tb
   ) as s

@@ -21,10 +21,10 @@
 
 
 {% macro mutable_ttl_change_set_sql(definition, planned_sql, target_relation, tenant, stored_in_plan=false) -%}
-{%- set q = adapter.quote_column -%}
+{%- set q = adapter.mutable_planner(definition).quoted -%}
 {%- set expired = mutable_ttl_expired_sql(definition) -%}
 {%- set columns -%}
-  {%- for c in definition.storage_columns %}{{ q(c[0]) }}, {% endfor %}tenant_id
+  {%- for c in definition.storage_columns %}{{ q[c[0]] }}, {% endfor %}tenant_id
 {%- endset -%}
 with planned as (
   {{ planned_sql }}
@@ -58,7 +58,7 @@ select {{ columns }}, _change from candidates
 select winner.* from (
   select min_by(struct({{ columns }}, _change), _ttl_source) as winner
   from candidates
-  group by tenant_id{% for k in definition.storage_key %}, {{ q(k) }}{% endfor %}
+  group by tenant_id{% for k in definition.storage_key %}, {{ q[k] }}{% endfor %}
 )
 {%- endif %}
 {%- endmacro %}
