@@ -225,9 +225,12 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         """``expire_mutable_table``'s start: the table's recorded definition with the
         operation's ``ttl_ms`` (rules/ttl.py), its ``versions_kept``, its changelog
         prepared (what it expires is published like any committed version), and the
-        plan of a run of the model with an empty output."""
+        plan of a run of the model with an empty output. ``versions_kept``: the model's
+        config value (None: the default), checked here."""
         definition = expire_definition(table, state.get("definition"), ttl_ms)
-        definition["versions_kept"] = versions_kept
+        definition["versions_kept"] = self._kept_settings(
+            {"versions_kept": versions_kept}, str(relation.identifier)
+        )["versions_kept"]
         file_format = str(state["file_format"])
         definition["changelog_topic"] = self.changelog_prepare(
             definition, relation, state, file_format

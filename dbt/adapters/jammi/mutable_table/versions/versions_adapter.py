@@ -186,27 +186,35 @@ class VersionsAdapterMixin(StatementsMixin):
 
     # --- the version operations' phases (versions/kept_version_phases.py) --------------
 
-    @available
-    def mutable_kept_settings(
-        self, versions_kept: Any, expire_snapshots: Any, model_name: str
-    ) -> dict[str, Any]:
-        """A model's ``versions_kept`` and ``expire_snapshots``, checked."""
+    def _kept_settings(self, settings: Mapping[str, Any], model_name: str) -> dict[str, Any]:
+        """A model's ``versions_kept`` and ``expire_snapshots`` (its config's values),
+        checked; a value that is not one fails naming the model."""
         subject = f"mutable_table '{model_name}'"
         return {
-            "versions_kept": kept_versions.validate_versions_kept(versions_kept, subject),
-            "expire_snapshots": iceberg_expiry.validate_expire_snapshots(expire_snapshots, subject),
+            "versions_kept": kept_versions.validate_versions_kept(
+                settings.get("versions_kept"), subject
+            ),
+            "expire_snapshots": iceberg_expiry.validate_expire_snapshots(
+                settings.get("expire_snapshots"), subject
+            ),
         }
 
     @available
     def mutable_history(
-        self, relation: Any, state: Mapping[str, Any], versions_kept: int
+        self, relation: Any, state: Mapping[str, Any], settings: Mapping[str, Any], model: str
     ) -> dict[str, Any]:
-        """``mutable_table_history``: the kept versions, newest first (``rows``), and the
-        table it prints (``table``)."""
+        """``mutable_table_history``: the kept versions, newest first (``rows``), the
+        table it prints (``table``), and the model's ``versions_kept`` (``settings``: its
+        config's values, checked here)."""
+        versions_kept = self._kept_settings(settings, model)["versions_kept"]
         rows = kept_version_phases.history(
             self._run_sql, str(relation), state["file_format"], state["location"], versions_kept
         )
-        return {"rows": rows, "table": kept_version_phases.history_table(rows)}
+        return {
+            "rows": rows,
+            "table": kept_version_phases.history_table(rows),
+            "versions_kept": versions_kept,
+        }
 
     @available
     def mutable_as_of(
@@ -220,7 +228,11 @@ class VersionsAdapterMixin(StatementsMixin):
         subject: str,
     ) -> str:
         """``mutable_table_as_of()``: a FROM item with the rows of a kept version, scoped
-        to ``tenant`` in a bound run."""
+        to ``tenant`` in a bound run (``versions_kept``: the model's config value, checked
+        here)."""
+        versions_kept = self._kept_settings(
+            {"versions_kept": versions_kept}, str(relation.identifier)
+        )["versions_kept"]
         kept = kept_version_phases.kept_version(
             self._run_sql,
             str(relation),
@@ -240,15 +252,18 @@ class VersionsAdapterMixin(StatementsMixin):
         definition: Mapping[str, Any],
         relation: Any,
         state: Mapping[str, Any],
-        versions_kept: int,
+        settings: Mapping[str, Any],
         to_version: Any,
         model_name: str,
         subject: str,
     ) -> dict[str, Any]:
         """``rollback_mutable_table``: the kept version (``version``, ``history``,
         ``location``) and the statements that make its rows the table's (``merge_sql``,
-        ``change_set_sql``; kept_version_phases.rollback_statements), and the
-        rollback's ``definition``: the table's, with the model's ``versions_kept``."""
+        ``change_set_sql``; kept_version_phases.rollback_statements), the rollback's
+        ``definition`` (the table's, with the model's ``versions_kept``) and the model's
+        ``expire_snapshots`` (``settings``: its config's values, checked here)."""
+        checked = self._kept_settings(settings, model_name)
+        versions_kept = checked["versions_kept"]
         definition = {**definition, "versions_kept": versions_kept}
         version = version_reads.require_version(to_version, subject)
         kept = kept_version_phases.kept_version(
@@ -264,4 +279,9 @@ class VersionsAdapterMixin(StatementsMixin):
         statements = kept_version_phases.rollback_statements(
             self._run_sql, definition, str(relation), kept["source"]
         )
-        return {**kept, **statements, "definition": definition}
+        return {
+            **kept,
+            **statements,
+            "definition": definition,
+            "expire_snapshots": checked["expire_snapshots"],
+        }

@@ -17,17 +17,17 @@
   {%- if relation is none -%}
     {%- do exceptions.raise_compiler_error(subject ~ ": the table of model '" ~ model_name ~ "' does not exist yet.\n  Fix: dbt run --select " ~ model_name) -%}
   {%- endif -%}
-  {%- set kept = adapter.mutable_kept_settings(node.config.get('versions_kept'), node.config.get('expire_snapshots'), model_name) -%}
-  {{ return({'node': node, 'relation': relation, 'versions_kept': kept.versions_kept, 'expire_snapshots': kept.expire_snapshots}) }}
+  {#-- the model's settings as configured; each operation's call checks them --#}
+  {{ return({'node': node, 'relation': relation, 'settings': {'versions_kept': node.config.get('versions_kept'), 'expire_snapshots': node.config.get('expire_snapshots')}}) }}
 {%- endmacro %}
 
 
-{#-- The versions_kept of the model whose table is `relation` (the default when the
-     relation is no model of this project). --#}
+{#-- The versions_kept configured on the model whose table is `relation` (none when the
+     relation is no model of this project: the default); the call it is passed to
+     checks it. --#}
 {% macro jammi_versions_kept_of(relation) -%}
   {%- set nodes = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('alias', 'equalto', relation.identifier) | list -%}
-  {%- set value = nodes[0].config.get('versions_kept') if nodes | length > 0 else none -%}
-  {{ return(adapter.mutable_kept_settings(value, none, relation.identifier).versions_kept) }}
+  {{ return(nodes[0].config.get('versions_kept') if nodes | length > 0 else none) }}
 {%- endmacro %}
 
 
@@ -50,8 +50,8 @@
   {%- set subject = "mutable_table_history '" ~ model ~ "'" -%}
   {%- set found = jammi_mutable_model(model, subject) -%}
   {%- set state = fetch_mutable_table_state(found.relation, subject) -%}
-  {%- set history = adapter.mutable_history(found.relation, state, found.versions_kept) -%}
-  {%- do log(subject ~ " (" ~ found.relation ~ ", " ~ state.file_format ~ ", versions_kept: " ~ found.versions_kept ~ "):\n" ~ history.table, info=true) -%}
+  {%- set history = adapter.mutable_history(found.relation, state, found.settings, model) -%}
+  {%- do log(subject ~ " (" ~ found.relation ~ ", " ~ state.file_format ~ ", versions_kept: " ~ history.versions_kept ~ "):\n" ~ history.table, info=true) -%}
   {{ return(history.rows) }}
 {%- endmacro %}
 
@@ -75,14 +75,14 @@
   {%- set relation = found.relation -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set file_format = state.file_format -%}
-  {%- set plan = adapter.mutable_rollback_plan(state.definition, relation, state, found.versions_kept, to_version, model, subject) -%}
+  {%- set plan = adapter.mutable_rollback_plan(state.definition, relation, state, found.settings, to_version, model, subject) -%}
   {%- set version = plan.version -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- set definition = adapter.mutable_changelog_prepare(plan.definition, relation, state, file_format) -%}
   {%- if adapter.uses_merge(file_format) -%}
     {#-- one call (run_adapter.py): the changelog repaired, the MERGE committed, later
          tombstones dropped, the changelog published, snapshots expired --#}
-    {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, found.expire_snapshots) -%}
+    {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, plan.expire_snapshots) -%}
   {%- else -%}
     {#-- one call (run_adapter.py): the changelog repaired, the difference staged and
          committed as a new version with the kept version's tombstones, published,
