@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -119,11 +120,14 @@ def traced(trace: Trace) -> Iterator[None]:
 
     MacroGenerator.__call__ = macro_call
     RuntimeDatabaseWrapper.__getattr__ = adapter_attribute
+    # dbt runs each model in a worker thread: the hook goes on every thread started now
     sys.setprofile(profile)
+    threading.setprofile(profile)
     try:
         yield
     finally:
         sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
         MacroGenerator.__call__, RuntimeDatabaseWrapper.__getattr__ = call, getattr_
 
 
