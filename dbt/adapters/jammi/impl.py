@@ -37,7 +37,6 @@ from dbt.adapters.jammi.engine.session import (
     cached_capabilities,
     remember_capabilities,
 )
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
 from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
 from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
@@ -50,7 +49,7 @@ from dbt.adapters.jammi.python_models.python_models_adapter import PythonModelsA
 from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
-from dbt.adapters.jammi.unit_testing.fixtures import fixture_events_sql
+from dbt.adapters.jammi.unit_testing.fixtures import fixture_events_sql, is_unit_test
 from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
 
 logger = AdapterLogger("Jammi")
@@ -243,7 +242,7 @@ class JammiAdapter(
         subject = f"topic_events in model '{model.get('name')}'"
         if where is not None:
             where = validate_predicate(where, subject, "where")
-        unit_test = self.is_unit_test(model)
+        unit_test = is_unit_test(model)
         if not execute:
             return {"sql": f"select * from {topic}", "post_hook": not unit_test}
         tenant = self.bound_tenant(tenant_override)
@@ -257,6 +256,18 @@ class JammiAdapter(
             topic, registration, backing, str(model.get("unique_id")), tenant, where
         )
         return {"sql": sql, "post_hook": False}
+
+    @available
+    def topic_tail(self, schema: str, topic_name: str, tenant_override: Any) -> dict[str, Any]:
+        """The live tail's read (python -m dbt.adapters.jammi.topic.tail, docs/tail.md):
+        ``{high_water, source}``, the newest committed offset of the topic registered as
+        ``topic_name`` in ``schema``'s ``topics`` registry, and its backing table in the
+        run's tenant scope."""
+        read = self.topic_tail_read(schema, topic_name)
+        tenant = self.bound_tenant(tenant_override)
+        backing = str(read["backing"])
+        source = backing if tenant is None else self.tenant_scoped_sql(backing, tenant)
+        return {"high_water": int(read["high_water"]), "source": source}
 
     # --- session capabilities ----------------------------------------------------
 
@@ -315,7 +326,3 @@ class JammiAdapter(
                 "DeltaCatalog -- or set file_format: auto",
             )
         return requested
-
-    @available
-    def uses_merge(self, file_format: str) -> bool:
-        return file_format in MERGE_FORMATS

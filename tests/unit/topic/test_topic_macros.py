@@ -180,8 +180,8 @@ class Read(Exception):
 class EventsAdapter:
     topic_events_read = JammiAdapter.topic_events_read  # the adapter's own check
 
-    def is_unit_test(self, model):
-        raise Read(model["name"])
+    def bound_tenant(self, override):
+        raise Read(override)
 
 
 def topic_events(where, model="escaping_where"):
@@ -190,7 +190,12 @@ def topic_events(where, model="escaping_where"):
         loader=jinja2.FileSystemLoader(os.path.join(MACROS, "..", "model_helpers")),
         extensions=["jinja2.ext.do"],
     )
-    context = {"adapter": EventsAdapter(), "model": {"name": model}, "var": lambda *a: None}
+    context = {
+        "adapter": EventsAdapter(),
+        "model": {"name": model},
+        "var": lambda *a: None,
+        "execute": True,
+    }
     module = env.get_template("topic_events.sql").make_module(context)
     return module.topic_events("analytics.events", where=where)
 

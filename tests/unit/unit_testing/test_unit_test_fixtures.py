@@ -361,7 +361,6 @@ def render(macro: str, *args: Any, model: dict, execute: bool = True, **kwargs: 
         execute=execute,
         var=lambda name, default=None: kwargs.get("vars", {}).get(name, default),
         config=lambda **c: configs.append(c) or "",
-        topic_session_setup=fail("topic_session_setup"),
         topic_require_registration=fail("topic_require_registration"),
         **{"return": _return},
     )

@@ -224,9 +224,9 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
     ) -> dict[str, Any]:
         """``expire_mutable_table``'s start: the table's recorded definition with the
         operation's ``ttl_ms`` (rules/ttl.py), its ``versions_kept``, its changelog
-        prepared (what it expires is published like any committed version), and the
-        plan of a run of the model with an empty output. ``versions_kept``: the model's
-        config value (None: the default), checked here."""
+        prepared (what it expires is published like any committed version), the plan
+        of a run of the model with an empty output, and its ``run_id``.
+        ``versions_kept``: the model's config value (None: the default), checked here."""
         definition = expire_definition(table, state.get("definition"), ttl_ms)
         definition["versions_kept"] = self._kept_settings(
             {"versions_kept": versions_kept}, str(relation.identifier)
@@ -235,7 +235,11 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         definition["changelog_topic"] = self.changelog_prepare(
             definition, relation, state, file_format
         )
-        return {"definition": definition, "plan": self._plan(definition, file_format, True, {})}
+        return {
+            "definition": definition,
+            "plan": self._plan(definition, file_format, True, {}),
+            "run_id": version_locations.new_run_id(),
+        }
 
     @available
     def mutable_record_definition(

@@ -25,7 +25,6 @@ from dbt.adapters.jammi.mutable_table import (
     table_properties,
     table_records,
     tblproperties_config,
-    version_locations,
 )
 from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
 from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
@@ -87,10 +86,6 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         return run_config.full_refresh_allowed(flag, config_value)
 
     # --- locations and versions --------------------------------------------------
-
-    @available
-    def mutable_run_id(self) -> str:
-        return version_locations.new_run_id()
 
     @available
     def mutable_table_state(

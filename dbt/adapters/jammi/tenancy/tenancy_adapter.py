@@ -20,20 +20,13 @@ class TenantGuardAdapterMixin(StatementsMixin):
         return self.connections.tenant_guard  # type: ignore[attr-defined]
 
     @available
-    def tenant_guard_check_sql(self, sql: str) -> str:
-        """In a bound run, fail now (before anything is written) if ``sql`` reads a
-        tenant-scoped relation without the adapter's scope and the adapter cannot scope
-        it. Renders nothing."""
-        self.tenant_guard_scoped_sql(sql)
-        return ""
-
-    @available
     def tenant_guard_scoped_sql(self, sql: str) -> str:
         """``sql`` as a bound run may run it: as it is when every read of a
         tenant-scoped relation is scoped, else with those reads scoped by the adapter;
         TenantReadError when that is not possible. Unbound runs: ``sql`` itself. The
         jammi materializations run the model's SQL through this, then run the result
-        trusted (it is inlined in the adapter's own statements)."""
+        trusted (it is inlined in the adapter's own statements). Called only to check
+        (jammi_check_tenant_reads), it fails a bound run before anything is written."""
         if self.tenant_guard.tenant is None or not sql:
             return sql
         connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
@@ -46,12 +39,6 @@ class TenantGuardAdapterMixin(StatementsMixin):
         connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
         self.tenant_guard.trust_node(connection.name, bool(on))
         return ""
-
-    @available
-    def tenant_guard_engine_query(self, sql: str) -> Any:
-        """Run a statement the adapter's macros generated (offsets, high-water marks),
-        unchecked, and return its rows as an agate table."""
-        return self._execute_trusted(sql)
 
     @available
     def tenant_scoped_sql(self, relation: Any, tenant: Optional[str]) -> str:

@@ -70,6 +70,8 @@ from dbt.adapters.jammi.topic.staging import (
 
 logger = AdapterLogger("Jammi")
 
+PARTITION_PRUNING_FALLBACK = "set spark.sql.hive.metastorePartitionPruningFallbackOnException=true"
+
 
 class TopicAdapterMixin(StatementsMixin):
     """The ``adapter.topic_*`` methods the topic macros call."""
@@ -200,11 +202,6 @@ class TopicAdapterMixin(StatementsMixin):
         return events_select_sql(str(backing), columns, after, upto, tenant, where)
 
     @available
-    def topic_high_water_mark(self, backing: Any, registration: dict[str, Any]) -> int:
-        """The newest committed offset of a topic (0: none)."""
-        return high_water_mark(self._run_sql, str(backing), registration["file_format"])
-
-    @available
     def topic_commit_consumed(self, consumer: str, previous: Any) -> Any:
         """A consumer's post-hook: record what its compiled SQL read
         (consumers.record_consumed). The node's response with ``events_read`` and
@@ -285,7 +282,10 @@ class TopicAdapterMixin(StatementsMixin):
         """The registry row of the topic ``relation`` (a model's view, or a changelog's
         table) stands for, or None: asked directly (a missing registry reads as no row)
         and kept for the invocation once found. ``required_by``: the model reading the
-        topic, which fails with the fix when there is no row."""
+        topic (its session set up for the read, topic_read_session), which fails with
+        the fix when there is no row."""
+        if required_by is not None:
+            self.topic_read_session()
         row = self.topic_registry_row(
             self._registry_relation(relation), "relation_name", relation.identifier
         )
@@ -308,6 +308,7 @@ class TopicAdapterMixin(StatementsMixin):
         """Find the model's topic or register it (registration.py: the claim), check that
         its name and columns are the registered ones, and make sure the view named after
         the model is right. ``requested_format``: the model's file_format config."""
+        self.topic_read_session()
         topic = self.topic_registration(relation)
         if topic is None:
             topic = self._register_first(relation, definition, model_name, requested_format)
@@ -409,6 +410,31 @@ class TopicAdapterMixin(StatementsMixin):
         (claims by validated MERGEs) when the default catalog is a catalog service,
         which keeps no partitions of its own."""
         return "parquet" if self._default_catalog() == DEFAULT_CATALOG else "iceberg"
+
+    def topic_tail_read(self, schema: str, topic_name: str) -> dict[str, Any]:
+        """The live tail's read (tail.py, docs/tail.md): the topic registered as
+        ``topic_name`` in ``schema``'s registry, as ``{high_water, backing}``: its
+        newest committed offset (the offsets at or below it are complete; 0: none) and
+        its backing table."""
+        self.topic_read_session()
+        registry = self.Relation.create(schema=schema, identifier=REGISTRY_TABLE, type="table")  # type: ignore[attr-defined]
+        found = self.topic_registry_row(registry, "name", topic_name)
+        if found is None:
+            raise CompilationError(
+                f"tail: no topic '{topic_name}' in {registry}\n  Fix: name a published topic "
+                "(topic_name, e.g. cdc.orders) and pass --schema where its `topics` "
+                "registry lives"
+            )
+        backing = self.topic_backing_relation(registry, found)
+        upto = high_water_mark(self._run_sql, str(backing), found["file_format"])
+        return {"high_water": upto, "backing": backing}
+
+    def topic_read_session(self) -> None:
+        """Set the session up for reads of topics: the Hive metastore's partition-filter
+        parser rejects names that start with '_', so a pushed-down ``_offset > N``
+        fails; with the fallback on, Spark lists the partitions and prunes them itself
+        (same result)."""
+        self._execute_trusted(PARTITION_PRUNING_FALLBACK)
 
     def _registry_relation(self, relation: Any) -> Any:
         return self.Relation.create(  # type: ignore[attr-defined]

@@ -30,10 +30,6 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
     _fixture_reads = FixtureReads()
 
     @available
-    def is_unit_test(self, model: Any) -> bool:
-        return is_unit_test(model)
-
-    @available
     def unit_test_fixture(self, model: Any, relation: Any, reads: str) -> Optional[str]:
         """Outside a unit test: None. Inside one: the fixture ``relation`` names, recorded
         as read ``reads`` (``events``, ``rows``, ``relation``). A topic read of something

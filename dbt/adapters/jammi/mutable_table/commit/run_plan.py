@@ -53,6 +53,9 @@ class RunPlan:
     counts_from_merge: bool
     attempts: int
     writes_first: tuple[str, ...]
+    # the format applies a change set with a MERGE (delta, iceberg), else it writes the
+    # next version and swaps it in (parquet, orc)
+    uses_merge: bool = False
     # the batch checks' findings after which the batch is tried again with its
     # identical rows collapsed (at-least-once delivery, redelivery.py)
     collapse_on: tuple[str, ...] = DUPLICATE_KINDS
@@ -95,7 +98,7 @@ def plan_run(
     unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
     counts_from_merge = existing and not unique_index and (file_format == "delta" or batch_merge)
     attempts = COMMIT_ATTEMPTS if existing else 1
-    return RunPlan(path, checks, counts_from_merge, attempts, writers)
+    return RunPlan(path, checks, counts_from_merge, attempts, writers, uses_merge=merge)
 
 
 def batch_merges(definition: Mapping[str, Any], file_format: str, spark_version: str) -> bool:

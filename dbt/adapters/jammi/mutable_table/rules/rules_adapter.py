@@ -13,6 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.commit.version_commit import failure_sql
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
@@ -141,7 +142,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             return {}
         location = state.get("location") if state is not None else None
         start = self.mutable_identity_from(definition, plan_target, file_format, location)
-        guard = plan_target is not None and self.uses_merge(file_format)  # type: ignore[attr-defined]
+        guard = plan_target is not None and file_format in MERGE_FORMATS
         return {"identity_from": start, "identity_guard": guard}
 
     def mutable_identity_mark_steps(

@@ -25,7 +25,9 @@ from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
 from dbt.adapters.jammi.mutable_table.rules import identity
 from dbt.adapters.jammi.mutable_table.versions import (
     iceberg_expiry,
@@ -260,8 +262,9 @@ class VersionsAdapterMixin(StatementsMixin):
         """``rollback_mutable_table``: the kept version (``version``, ``history``,
         ``location``) and the statements that make its rows the table's (``merge_sql``,
         ``change_set_sql``; kept_version_phases.rollback_statements), the rollback's
-        ``definition`` (the table's, with the model's ``versions_kept``) and the model's
-        ``expire_snapshots`` (``settings``: its config's values, checked here)."""
+        ``definition`` (the table's, with the model's ``versions_kept``), the model's
+        ``expire_snapshots`` (``settings``: its config's values, checked here), whether
+        the format commits it with a MERGE (``uses_merge``) and its ``run_id``."""
         checked = self._kept_settings(settings, model_name)
         versions_kept = checked["versions_kept"]
         definition = {**definition, "versions_kept": versions_kept}
@@ -284,4 +287,6 @@ class VersionsAdapterMixin(StatementsMixin):
             **statements,
             "definition": definition,
             "expire_snapshots": checked["expire_snapshots"],
+            "uses_merge": state["file_format"] in MERGE_FORMATS,
+            "run_id": version_locations.new_run_id(),
         }

@@ -61,7 +61,7 @@
      dbt's materializations for jammi call it; renders no SQL. --#}
 {% macro jammi_check_tenant_reads() -%}
   {%- if execute -%}
-    {%- do adapter.tenant_guard_check_sql(model.compiled_code or '') -%}
+    {%- do adapter.tenant_guard_scoped_sql(model.compiled_code or '') -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -75,9 +75,3 @@
   {{ return(adapter.tenant_guard_scoped_sql(sql)) }}
 {%- endmacro %}
 
-
-{#-- A statement the adapter's own macros generate (offsets, registry rows), run without
-     the tenant read guard; returns the rows like run_query. Not for model SQL. --#}
-{% macro jammi_engine_query(sql) -%}
-  {{ return(adapter.tenant_guard_engine_query(sql)) }}
-{%- endmacro %}

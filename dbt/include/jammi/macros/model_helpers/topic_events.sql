@@ -16,12 +16,9 @@
      the tenant scope and `where` apply to it, and nothing is read from the registry or
      recorded in topic_consumers (docs/topic.md, "Unit tests"). --#}
 {% macro topic_events(topic, where=none) -%}
-  {%- if execute and not adapter.is_unit_test(model) -%}
-    {% do topic_session_setup() %}
-  {%- endif -%}
   {#-- the predicate checked; what is read (impl.py): when dbt parses, whether the model
-       records what it consumed (not in a unit test); when it runs, the range or the
-       unit test's fixture --#}
+       records what it consumed (not in a unit test); when it runs, the range (the
+       session set up for topic reads first) or the unit test's fixture --#}
   {%- set read = adapter.topic_events_read(topic, model, where, var('jammi_tenant', none), execute) -%}
   {%- if read.post_hook -%}
     {%- do config(post_hook=["{{ topic_commit_consumed() }}"]) -%}

@@ -16,7 +16,6 @@
   {%- endif -%}
   {%- set source = adapter.unit_test_fixture(model, topic, 'rows') -%}
   {%- if source is none -%}
-    {% do topic_session_setup() %}
     {%- set source = topic_backing_relation(topic, adapter.topic_registration(topic, model.name)) -%}
   {%- endif -%}
   {%- set tenant = jammi_bound_tenant() -%}

@@ -1,25 +1,14 @@
 {#-- The live tail's reads (python -m dbt.adapters.jammi.topic.tail, docs/tail.md): a topic
      named by its registered name in `schema`'s `topics` registry, read in the run's
      tenant scope, up to the topic's high-water mark (offsets at or below it are
-     complete). Rendered inside `dbt show --inline`. --#}
-
-{% macro jammi_tail_registration(topic_name, schema=none) -%}
-  {% do topic_session_setup() %}
-  {%- set schema_relation = api.Relation.create(schema=schema or target.schema, identifier='topics') -%}
-  {%- set registry = topic_registry_relation(schema_relation) -%}
-  {%- set found = fetch_topic_registry_row(registry, "name = " ~ adapter.sql_string(topic_name)) if topic_table_exists(registry) else none -%}
-  {%- if found is none -%}
-    {%- do exceptions.raise_compiler_error("tail: no topic '" ~ topic_name ~ "' in " ~ registry ~ "\n  Fix: name a published topic (topic_name, e.g. cdc.orders) and pass --schema where its `topics` registry lives") -%}
-  {%- endif -%}
-  {{ return({'registration': found, 'backing': topic_backing_relation(schema_relation, found)}) }}
-{%- endmacro %}
-
+     complete). Rendered inside `dbt show --inline`; adapter.topic_tail (impl.py) finds
+     the topic, or fails naming the fix. --#}
 
 {#-- select <high-water mark> as high_water --#}
 {% macro jammi_tail_high_water_sql(topic_name, schema=none) -%}
   {%- if not execute -%}{{ return('select 0 as high_water') }}{%- endif -%}
-  {%- set topic = jammi_tail_registration(topic_name, schema) -%}
-  select {{ adapter.topic_high_water_mark(topic.backing, topic.registration) | int }} as high_water
+  {%- set topic = adapter.topic_tail(schema or target.schema, topic_name, var('jammi_tenant', none)) -%}
+  select {{ topic.high_water }} as high_water
 {%- endmacro %}
 
 
@@ -27,12 +16,9 @@
      validated by the tail (one boolean expression over the topic's columns). --#}
 {% macro jammi_tail_events_sql(topic_name, after, where=none, schema=none) -%}
   {%- if not execute -%}{{ return('select 1') }}{%- endif -%}
-  {%- set topic = jammi_tail_registration(topic_name, schema) -%}
-  {%- set upto = adapter.topic_high_water_mark(topic.backing, topic.registration) | int -%}
-  {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
-  {%- set source = topic.backing if tenant is none else adapter.tenant_scoped_sql(topic.backing, tenant) -%}
-  select * from {{ source }}
-  where _offset > {{ after | int }} and _offset <= {{ upto }}
+  {%- set topic = adapter.topic_tail(schema or target.schema, topic_name, var('jammi_tenant', none)) -%}
+  select * from {{ topic.source }}
+  where _offset > {{ after | int }} and _offset <= {{ topic.high_water }}
   {%- if where %} and ({{ where }}){% endif %}
   order by _offset, _row_idx
 {%- endmacro %}

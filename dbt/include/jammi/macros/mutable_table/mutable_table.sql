@@ -140,7 +140,7 @@
        identity values (run_adapter.py) --#}
   {%- set definition = adapter.mutable_plan_prepare(definition, target_relation, state, file_format) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
-  {%- set use_merge = adapter.uses_merge(file_format) -%}
+  {%- set use_merge = plan.uses_merge -%}
   {#-- deletes stay deleted: the tombstones this plan leaves (tombstones.sql) --#}
   {%- set tombstones = plan_mutable_tombstones(definition, batch_source, target_relation, state, file_format, tenant) -%}
   {%- if plan.path == 'merge_batch' -%}

@@ -16,13 +16,13 @@
   {%- endif -%}
   {%- set state = fetch_mutable_table_state(relation, subject) -%}
   {%- set tenant = jammi_bound_tenant() -%}
-  {%- set run_id = adapter.mutable_run_id() -%}
   {#-- the recorded definition with this operation's ttl_ms, its changelog prepared (a
        changelog table publishes what it expires, like any committed version), and the
        plan (run_adapter.py) --#}
   {%- set expiry = adapter.mutable_expire_start(table, relation, state, ttl_ms, jammi_versions_kept_of(relation)) -%}
   {%- set definition = expiry.definition -%}
   {%- set plan = expiry.plan -%}
+  {%- set run_id = expiry.run_id -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- set batch_source = '(' ~ mutable_empty_batch_sql(definition) ~ ')' -%}
   {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, relation, state, state.file_format, tenant, run_id) -%}

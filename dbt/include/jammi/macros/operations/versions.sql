@@ -79,7 +79,7 @@
   {%- set version = plan.version -%}
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- set definition = adapter.mutable_changelog_prepare(plan.definition, relation, state, file_format) -%}
-  {%- if adapter.uses_merge(file_format) -%}
+  {%- if plan.uses_merge -%}
     {#-- one call (run_adapter.py): the changelog repaired, the MERGE committed, later
          tombstones dropped, the changelog published, snapshots expired --#}
     {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, plan.expire_snapshots) -%}
@@ -87,7 +87,7 @@
     {#-- one call (run_adapter.py): the changelog repaired, the difference staged and
          committed as a new version with the kept version's tombstones, published,
          recorded --#}
-    {%- set run_id = adapter.mutable_run_id() -%}
+    {%- set run_id = plan.run_id -%}
     {%- set staging = mutable_staging_relation(relation, run_id) -%}
     {%- set counts = adapter.mutable_rollback_rewrite(definition, relation, state, plan, staging, run_id, get_next_state_sql(definition, relation, staging), config.get('registry_schema'), invocation_id) -%}
   {%- endif -%}

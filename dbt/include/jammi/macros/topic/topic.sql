@@ -10,7 +10,6 @@
        program runs first and its DataFrame is the batch (python_models.sql) --#}
   {%- set sql = jammi_python_model_batch() or sql -%}
   {%- set target_relation = this.incorporate(type='view') -%}
-  {% do topic_session_setup() %}
   {%- set tenant = adapter.bound_tenant(var('jammi_tenant', none)) -%}
   {%- set sql = jammi_tenant_scoped_sql(sql) -%}
   {%- set output_columns = fetch_topic_output_columns(sql) -%}
