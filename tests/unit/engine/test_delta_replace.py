@@ -14,6 +14,7 @@ from dbt.adapters.jammi.engine.delta_replace import (
     OVERWRITE,
     REPLACE,
     column_list_sql,
+    contract_ordered,
     partition_columns,
     replace_as_select_unsupported,
     replace_mode,
@@ -120,6 +121,9 @@ class Adapter(DeltaReplaceAdapterMixin):
     def _execute_trusted(self, sql):
         return self.answer(sql)
 
+    def _spark_version(self):
+        return "3.5.7"
+
 
 def render_rebuild(query_rows, table_rows, partitions, config):
     ran: list[str] = []
@@ -161,7 +165,8 @@ def render_rebuild(query_rows, table_rows, partitions, config):
         loader=jinja2.FileSystemLoader(RELATIONS), extensions=["jinja2.ext.do"]
     )
     module = env.get_template("table.sql").make_module(context)
-    returned = flat(module.get_delta_rebuild_sql("s.t", "select 1 as id"))
+    plan = context["adapter"].delta_replace_plan("s.t", "select 1 as id", cfg.get("partition_by"))
+    returned = flat(module.get_delta_rebuild_sql("s.t", "select 1 as id", plan))
     return ran, returned
 
 
@@ -198,3 +203,35 @@ def test_rebuild_with_new_schema_replaces_then_inserts():
 
 class Contract:
     enforced = False
+
+
+def test_a_contract_orders_the_columns_as_its_subquery_selects_them():
+    output = [["b", "string"], ["A", "int"], ["extra", "int"]]
+    assert contract_ordered(output, ["a", "b"]) == [["A", "int"], ["b", "string"]]
+    assert contract_ordered(output, None) == output
+    # a contract column the output lacks: unchanged, the contract's check fails the model
+    assert contract_ordered(output, ["a", "missing"]) == output
+
+
+def test_an_unaffected_spark_keeps_dbt_sparks_replace_as_select_without_a_statement():
+    ran: list[str] = []
+
+    class Unaffected(Adapter):
+        def _spark_version(self):
+            return "4.0.1"
+
+    plan = Unaffected(lambda sql: ran.append(sql)).delta_replace_plan("s.t", "select 1", None)
+    assert plan["mode"] == "replace_as_select" and ran == []
+
+
+def test_an_enforced_contract_plans_the_rebuild_in_the_contracts_column_order():
+    def answer(sql):
+        if sql.startswith("describe query"):
+            return Table([("label", "string", None), ("id", "int", None)])
+        if sql.startswith("describe table"):
+            return Table([("id", "int", None), ("label", "string", None)])
+        return Table([DetailRow(partitionColumns=[])])
+
+    adapter = Adapter(answer)
+    assert adapter.delta_replace_plan("s.t", "q", None, ["id", "label"])["mode"] == "overwrite"
+    assert adapter.delta_replace_plan("s.t", "q", None)["mode"] == "replace"

@@ -29,6 +29,8 @@ from dbt.adapters.jammi.common.validation import quote_identifier
 
 OVERWRITE = "overwrite"
 REPLACE = "replace"
+# a stack that is not affected: dbt-spark's replace-as-select applies
+REPLACE_AS_SELECT = "replace_as_select"
 
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)\.(\d+)")
 
@@ -83,6 +85,22 @@ def replace_mode(
         p.lower() for p in table_partitions
     ]
     return OVERWRITE if same_columns and same_partitions else REPLACE
+
+
+def contract_ordered(
+    columns: Sequence[Sequence[str]], contract_columns: Optional[Sequence[str]]
+) -> list[list[str]]:
+    """The model's output ``columns`` as its enforced contract's subquery selects them:
+    the contract's columns, in its order (names matched case-insensitively). Unchanged
+    without a contract, or when the output lacks one of its columns (the contract's own
+    check then fails the model, naming the difference)."""
+    if not contract_columns:
+        return [list(column) for column in columns]
+    by_name = {str(name).lower(): [str(name), str(dtype)] for name, dtype in columns}
+    wanted = [str(name).lower() for name in contract_columns]
+    if any(name not in by_name for name in wanted):
+        return [list(column) for column in columns]
+    return [by_name[name] for name in wanted]
 
 
 def column_list_sql(columns: Sequence[Sequence[str]]) -> str:

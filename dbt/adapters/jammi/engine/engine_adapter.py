@@ -1,15 +1,18 @@
-"""The engine wing's face toward Jinja: ``adapter.delta_replace_*``, how
+"""The engine wing's face toward Jinja: ``adapter.delta_replace_plan``, how
 `jammi__create_table_as` rebuilds a delta table (engine/delta_replace.py decides)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Optional
 
 from dbt.adapters.base import available
 
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.engine.delta_replace import (
+    REPLACE_AS_SELECT,
     column_list_sql,
+    contract_ordered,
     partition_columns,
     replace_as_select_unsupported,
     replace_mode,
@@ -20,25 +23,29 @@ from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 
 
 class DeltaReplaceAdapterMixin(StatementsMixin):
-    """``adapter.delta_replace_*``: how `jammi__create_table_as` rebuilds a delta table."""
-
-    @available
-    def delta_replace_as_select_unsupported(self) -> bool:
-        """Whether this Spark cannot run a Delta replace-as-select (probed once per
-        connection with ``select version()``)."""
-        return replace_as_select_unsupported(self._spark_version())
+    """``adapter.delta_replace_plan``: how `jammi__create_table_as` rebuilds a delta table."""
 
     @available
     def delta_replace_plan(
-        self, relation: Any, compiled_code: str, partition_by: Any
+        self,
+        relation: Any,
+        compiled_code: str,
+        partition_by: Any,
+        contract_columns: Optional[Sequence[str]] = None,
     ) -> dict[str, str]:
-        """How an existing delta table is rebuilt without a replace-as-select
-        (delta_replace.py): ``mode`` ``overwrite`` when the model keeps its columns and
-        partitioning, else ``replace`` with the new ``column_list``. The model's query is
-        described as any of its statements is (under the tenant read guard); the table's
-        columns and partitioning are the adapter's own reads."""
+        """How an existing delta table is rebuilt (delta_replace.py): ``mode``
+        ``replace_as_select`` where this Spark can run a Delta replace-as-select (probed
+        once per connection with ``select version()``: dbt-spark's statement then
+        applies); else ``overwrite`` when the model keeps its columns and partitioning,
+        or ``replace`` with the new ``column_list``. The model's query is described as
+        any of its statements is (under the tenant read guard); with an enforced
+        contract, its columns in the contract's order (``contract_columns``), as the
+        contract's subquery selects them. The table's columns and partitioning are the
+        adapter's own reads."""
+        if not replace_as_select_unsupported(self._spark_version()):  # type: ignore[attr-defined]
+            return {"mode": REPLACE_AS_SELECT, "column_list": ""}
         _, described = self.execute(f"describe query {compiled_code}", fetch=True)  # type: ignore[attr-defined]
-        columns = query_columns(result_rows(described))
+        columns = contract_ordered(query_columns(result_rows(described)), contract_columns)
         stored = table_columns(result_rows(self._execute_trusted(f"describe table {relation}")))
         detail = self._execute_trusted(f"describe detail {relation}")
         mode = replace_mode(

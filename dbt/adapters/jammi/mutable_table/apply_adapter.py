@@ -1,7 +1,7 @@
 """The commits of a mutable_table run, one call each (mixed into the run's face,
-run_adapter.py): a first run's create (``adapter.mutable_commit_create``), the rewrite
-formats' next version (``adapter.mutable_commit_rewrite``; commit/version_commit.py
-holds both protocols) and a rollback's commit on Delta and Iceberg
+run_adapter.py): an attempt's commit phase (``adapter.mutable_commit``: a first run's
+create, a MERGE, or the rewrite formats' next version; commit/version_commit.py holds
+the create's and the rewrite's protocols) and a rollback's commit on Delta and Iceberg
 (``adapter.mutable_rollback_merge``); and what they build on: the rewrite applier's
 staged change set (``adapter.mutable_stage_change_set``) and a permitted rebuild's drop
 (``adapter.mutable_drop_table``). Each draws on the commit paths
@@ -29,12 +29,10 @@ logger = AdapterLogger("Jammi")
 class MutableApplyAdapterMixin(
     MutableCommitAdapterMixin, VersionsAdapterMixin, MutableRulesAdapterMixin
 ):
-    """``adapter.mutable_commit_create``, ``mutable_commit_rewrite``, ``mutable_apply_merge``,
-    ``mutable_rollback_merge``, ``mutable_adopt``, ``mutable_stage_change_set``,
-    ``mutable_drop_table``."""
+    """``adapter.mutable_commit``, ``mutable_rollback_merge``, ``mutable_adopt``,
+    ``mutable_stage_change_set``, ``mutable_drop_table``."""
 
-    @available
-    def mutable_apply_merge(
+    def _commit_merge(
         self,
         definition: Mapping[str, Any],
         target: Any,
@@ -70,6 +68,80 @@ class MutableApplyAdapterMixin(
         return self.mutable_commit_merge(
             merge_sql, model_name, last_attempt, definition.get("identity_from")
         )
+
+    @available
+    def mutable_commit(
+        self,
+        kind: str,
+        definition: dict[str, Any],
+        target: Any,
+        file_format: str,
+        statement: str,
+        attempt: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """An attempt's commit phase, all or nothing: ``{committed, counts, location,
+        rejected}``. ``kind``: ``create`` (a first run or a permitted rebuild; its
+        ``statement`` the table's first rows, ``location`` the rewrite formats' first
+        version directory), ``merge`` (the MERGE formats; ``statement`` the MERGE;
+        ``rejected`` the batch check that stopped a batch-sourced one) or ``rewrite``
+        (parquet/orc; ``statement`` the next version's rows, ``location`` the committed
+        directory). ``committed`` is False when a concurrent run committed first and
+        the attempt is not the last: the run re-plans. ``attempt``: ``fail_at``,
+        ``last_attempt``, and what the kind uses of ``change_set``, ``counts``,
+        ``run_id``, ``cleanup`` (the run's relations, dropped on failure),
+        ``registry_schema``, ``invocation_id``, ``planned_location``,
+        ``tombstones_sql``, ``tombstone_insert``."""
+        fail_at = attempt.get("fail_at")
+        last_attempt = bool(attempt.get("last_attempt", True))
+        counts = attempt.get("counts")
+        if kind == "merge":
+            changes = int(counts["total"]) if counts else 0
+            merged = self._commit_merge(
+                definition,
+                target,
+                statement,
+                file_format,
+                fail_at,
+                last_attempt,
+                attempt.get("change_set"),
+                attempt.get("tombstone_insert"),
+                changes,
+            )
+            return {"location": None, **merged}
+        if kind == "create":
+            location = self._commit_create(
+                definition,
+                target,
+                attempt["change_set"],
+                statement,
+                file_format,
+                attempt["run_id"],
+                fail_at,
+                attempt.get("cleanup") or [],
+                counts,
+                attempt.get("registry_schema"),
+                attempt["invocation_id"],
+            )
+            return {"committed": True, "counts": counts, "location": location}
+        if kind != "rewrite":
+            raise ValueError(f"a commit is a create, a merge or a rewrite, not {kind!r}")
+        location = self.mutable_commit_rewrite(
+            definition,
+            target,
+            attempt["change_set"],
+            statement,
+            file_format,
+            attempt["planned_location"],
+            attempt["run_id"],
+            fail_at,
+            attempt.get("cleanup") or [],
+            last_attempt,
+            counts,
+            attempt["invocation_id"],
+            "run",
+            attempt.get("tombstones_sql"),
+        )
+        return {"committed": location is not None, "counts": counts, "location": location}
 
     @available
     def mutable_adopt(
@@ -159,8 +231,7 @@ class MutableApplyAdapterMixin(
             self.mutable_remove_paths(relation, [base], version_locations.new_run_id())
         return ""
 
-    @available
-    def mutable_commit_create(
+    def _commit_create(
         self,
         definition: dict[str, Any],
         target: Any,
@@ -214,7 +285,6 @@ class MutableApplyAdapterMixin(
             )
         return location
 
-    @available
     def mutable_commit_rewrite(
         self,
         definition: dict[str, Any],

@@ -7,8 +7,9 @@
 
      - the table does not exist yet: `create table ... as select` (atomic on its own; a
        concurrent creator makes it fail rather than be overwritten);
-     - an existing delta table on a Spark that cannot replace-as-select into Delta:
-       get_delta_rebuild_sql (engine/delta_replace.py says how and what it guarantees);
+     - an existing delta table on a Spark that cannot replace-as-select into Delta
+       (adapter.delta_replace_plan probes it, and plans the rebuild): get_delta_rebuild_sql
+       (engine/delta_replace.py says how and what it guarantees);
      - everything else: dbt-spark's macro. --#}
 {% macro jammi__create_table_as(temporary, relation, compiled_code, language='sql') -%}
   {%- set file_format = config.get('file_format', validator=validation.any[basestring]) -%}
@@ -16,10 +17,14 @@
     {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
   {%- elif load_cached_relation(relation) is none -%}
     {{ get_create_table_as_select_sql(relation, compiled_code) }}
-  {%- elif file_format == 'delta' and adapter.delta_replace_as_select_unsupported() -%}
-    {{ get_delta_rebuild_sql(relation, compiled_code) }}
   {%- else -%}
-    {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+    {%- set contract_columns = model['columns'].values() | map(attribute='name') | list if config.get('contract').enforced else none -%}
+    {%- set rebuild = adapter.delta_replace_plan(relation, compiled_code, config.get('partition_by'), contract_columns) if file_format == 'delta' else none -%}
+    {%- if rebuild is not none and rebuild.mode != 'replace_as_select' -%}
+      {{ get_delta_rebuild_sql(relation, compiled_code, rebuild) }}
+    {%- else -%}
+      {{ spark__create_table_as(temporary, relation, compiled_code, language) }}
+    {%- endif -%}
   {%- endif -%}
 {%- endmacro %}
 
@@ -45,18 +50,18 @@
 {%- endmacro %}
 
 
-{#-- Rebuild an existing delta table without a replace-as-select. Same columns (names,
-     types, order) and partitioning: `insert overwrite`, one atomic Delta commit (the
-     model's tblproperties are set first). Otherwise `replace table <t> (<columns>)`
-     runs here and the returned statement is `insert into`: two Delta commits, the
-     previous rows stay in the table's history. --#}
-{% macro get_delta_rebuild_sql(relation, compiled_code) -%}
+{#-- Rebuild an existing delta table without a replace-as-select, as `rebuild`
+     (adapter.delta_replace_plan) says. Same columns (names, types, order) and
+     partitioning: `insert overwrite`, one atomic Delta commit (the model's tblproperties
+     are set first). Otherwise `replace table <t> (<columns>)` runs here and the
+     returned statement is `insert into`: two Delta commits, the previous rows stay in
+     the table's history. An enforced contract is checked before anything is written. --#}
+{% macro get_delta_rebuild_sql(relation, compiled_code, rebuild) -%}
   {%- set contract_config = config.get('contract') -%}
   {%- if contract_config.enforced -%}
     {%- do get_assert_columns_equivalent(compiled_code) -%}
     {%- set compiled_code = get_select_subquery(compiled_code) -%}
   {%- endif -%}
-  {%- set rebuild = adapter.delta_replace_plan(relation, compiled_code, config.get('partition_by')) -%}
   {%- if rebuild.mode == 'overwrite' -%}
     {%- if config.get('tblproperties') is not none -%}
       {%- do run_query('alter table ' ~ relation ~ ' set ' ~ tblproperties_clause()) -%}

@@ -3,7 +3,13 @@
      metastore operation, ALTER TABLE ... SET LOCATION. Until that call the table points
      at the previous version's files, which are never modified; after it, at the new
      ones. Leftover directories of failed runs are removed by the next committing run,
-     which also keeps only the newest `versions_kept` versions (mutable_table/versions/kept_versions.py). --#}
+     which also keeps only the newest `versions_kept` versions (mutable_table/versions/kept_versions.py).
+     The materialization commits an existing table's next version with
+     adapter.mutable_commit('rewrite', ...) (commit/version_commit.py): written beside
+     the version the plan was made from, swapped in by compare-and-swap -- of two runs
+     that planned from the same version, at most one commits. On any failure this
+     run's version directory and its run relations are removed; the table keeps
+     pointing at the version it had. --#}
 
 {#-- The table after applying the change set: stored rows the change set does not
      replace or delete, plus its inserts and updates. target_relation none = empty. --#}
@@ -24,18 +30,3 @@
   {%- endif %}
   select {{ columns }} from {{ change_set_relation }} where _change in ('insert', 'update')
 {%- endmacro %}
-
-
-{#-- Apply a change set to an existing parquet/orc table: its next state written as a new
-     version beside `planned_location` (the version the plan was made from), swapped in
-     by compare-and-swap -- of two runs that planned from the same version, at most one
-     commits (adapter.mutable_commit_rewrite, commit/version_commit.py). On any failure
-     this run's version directory and `cleanup` (its own run relations) are removed; the
-     table keeps pointing at the version it had. Returns the committed location, or none
-     when the commit lost to a concurrent run and `last_attempt` is false (the caller
-     re-plans; nothing was committed). `tombstones_sql`: the version's live tombstones
-     (rules/tombstone_phases.py), written into it. --#}
-{% macro apply_rewrite(definition, target_relation, change_set_relation, file_format, planned_location, run_id, fail_at=none, cleanup=[], last_attempt=true, counts=none, kind='run', tombstones_sql=none) -%}
-  {{ return(adapter.mutable_commit_rewrite(definition, target_relation, change_set_relation, get_next_state_sql(definition, target_relation, change_set_relation), file_format, planned_location, run_id, fail_at, cleanup, last_attempt, counts, invocation_id, kind, tombstones_sql)) }}
-{%- endmacro %}
-

@@ -139,7 +139,7 @@ where {{ rules.decisions.changes_filter({
        (a changes source would join the whole table twice, docs/performance.md) --#}
   {%- set changes_only = definition.hard_deletes == 'delete' and file_format == 'delta' -%}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, changes_only) -%}
-  {%- set merged = apply_merge(definition, target_relation, none, file_format, fail_at, last_attempt, merge_sql) -%}
+  {%- set merged = adapter.mutable_commit('merge', definition, target_relation, file_format, merge_sql, {'fail_at': fail_at, 'last_attempt': last_attempt}) -%}
   {%- if merged.get('rejected') in plan.collapse_on -%}
     {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
     {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}

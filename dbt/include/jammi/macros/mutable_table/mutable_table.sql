@@ -172,17 +172,25 @@
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}
   {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
+  {#-- the commit phase, one call (adapter.mutable_commit, apply_adapter.py): the create
+       (the CREATE TABLE is the claim on the name: if another run created the table
+       first, this run fails clearly and undoes only what it did itself), a MERGE, or
+       the rewrite formats' next version swapped in by compare-and-swap
+       (commit/version_commit.py); on failure this run's own relations and version
+       directory go, and the table keeps the version it had --#}
+  {%- set attempt = {'fail_at': fail_at, 'last_attempt': last_attempt, 'change_set': change_set_relation, 'counts': counts, 'run_id': run_id, 'cleanup': cleanup, 'invocation_id': invocation_id} -%}
   {%- if state is none -%}
-    {#-- the create, all or nothing (adapter.mutable_commit_create, commit/version_commit.py):
-         the CREATE TABLE is the claim on the name; if another run created the table
-         first, this run fails clearly and undoes only what it did itself --#}
-    {%- do outcome.update({'location': adapter.mutable_commit_create(definition, target_relation, change_set_relation, get_next_state_sql(definition, none, change_set_relation), file_format, run_id, fail_at, cleanup, counts, config.get('registry_schema'), invocation_id)}) -%}
+    {%- do attempt.update({'registry_schema': config.get('registry_schema')}) -%}
+    {%- set committed = adapter.mutable_commit('create', definition, target_relation, file_format, get_next_state_sql(definition, none, change_set_relation), attempt) -%}
+    {%- do outcome.update({'location': committed.location}) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
-    {%- set merged = apply_merge(definition, target_relation, change_set_relation, file_format, fail_at, last_attempt, none, tombstones.get('branch_insert'), counts.total if counts else 0) -%}
+    {%- do attempt.update({'tombstone_insert': tombstones.get('branch_insert')}) -%}
+    {%- set merged = adapter.mutable_commit('merge', definition, target_relation, file_format, get_merge_change_set_sql(definition, target_relation, change_set_relation), attempt) -%}
     {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
   {%- elif counts.total > 0 or tombstones.new > 0 -%}
-    {%- set location = apply_rewrite(definition, target_relation, change_set_relation, file_format, state.location, run_id, fail_at, cleanup, last_attempt, counts, tombstones_sql=tombstones.sql) -%}
-    {%- do outcome.update({'committed': location is not none, 'location': location}) -%}
+    {%- do attempt.update({'planned_location': state.location, 'tombstones_sql': tombstones.sql}) -%}
+    {%- set committed = adapter.mutable_commit('rewrite', definition, target_relation, file_format, get_next_state_sql(definition, target_relation, change_set_relation), attempt) -%}
+    {%- do outcome.update({'committed': committed.committed, 'location': committed.location}) -%}
   {%- endif -%}
   {%- if outcome.committed and (use_merge or outcome.location) -%}
     {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
