@@ -10,7 +10,8 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.topic.metadata import TopicMetadataCache
-from dbt.adapters.jammi.topic.topic_adapter import PARTITION_PRUNING_FALLBACK, TopicAdapterMixin
+from dbt.adapters.jammi.topic.registry_adapter import PARTITION_PRUNING_FALLBACK
+from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
 ROW = ("t1", "cdc.orders", "orders__jammi_topic", json.dumps([["id", "int"]]), "delta", "orders")
 
