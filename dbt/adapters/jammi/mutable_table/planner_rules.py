@@ -29,7 +29,13 @@ from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_li
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
 from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
-from dbt.adapters.jammi.mutable_table.rules import changelog, identity, tombstones, ttl
+from dbt.adapters.jammi.mutable_table.rules import (
+    changelog,
+    identity,
+    merge_functions,
+    tombstones,
+    ttl,
+)
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
 
@@ -65,6 +71,7 @@ class PlannerRules:
     written_at: str
     previous_in_plan: bool
     identity_moved_marker: str
+    combined: bool = False
     quoted: QuotedNames = field(default_factory=QuotedNames)
     definition: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -109,6 +116,7 @@ def planner_rules(definition: Mapping[str, Any]) -> PlannerRules:
         written_at=ttl.WRITTEN_AT_COLUMN,
         previous_in_plan=changelog.previous_in_plan(definition),
         identity_moved_marker=identity.IDENTITY_MOVED_MARKER,
+        combined=merge_functions.combines_in_batch(definition),
         quoted=quoted_names(definition),
         definition=definition,
     )

@@ -24,6 +24,18 @@ OPTIONS = ("merge_functions",)
 MERGE_FUNCTIONS = ("sum", "min", "max", "last_non_null", "first")
 
 
+def combines_in_batch(definition: Mapping[str, Any]) -> bool:
+    """Whether the history-none planner combines a key's batch rows newer than its
+    stored version among themselves first, and reads the stored rows apart from its key
+    decisions (``change_set.sql``'s joined shape): merge functions under a version rule,
+    without hard deletes."""
+    return (
+        bool(definition.get("merge_functions"))
+        and bool(definition.get("version_column"))
+        and definition.get("hard_deletes") != "delete"
+    )
+
+
 def definition_fields(
     opts: Mapping[str, Any], draft: MutableTableDefinition, subject: str
 ) -> dict[str, Any]:

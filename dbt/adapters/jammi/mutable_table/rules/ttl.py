@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import INTEGER_TYPES, is_time_or_integer
 from dbt.adapters.jammi.common.validation import require_positive_int
+from dbt.adapters.jammi.mutable_table.rules.merge_functions import combines_in_batch
 
 if TYPE_CHECKING:
     from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
@@ -29,16 +30,11 @@ WRITTEN_AT_COLUMN = "_written_at"
 def expired_in_plan(definition: Mapping[str, Any]) -> bool:
     """Whether the history-none planner finds the expired stored rows in its own read of
     the stored rows (``change_set.sql``); not when merge functions combine a key's rows
-    under a version rule without hard deletes (that plan reads the stored rows apart),
-    nor for scd2: ``ttl.sql`` then reads them again."""
+    (merge_functions.combines_in_batch: that plan reads the stored rows apart), nor for
+    scd2: ``ttl.sql`` then reads them again."""
     if not definition.get("ttl_ms") or definition.get("history") == "scd2":
         return False
-    combined = (
-        bool(definition.get("merge_functions"))
-        and bool(definition.get("version_column"))
-        and definition.get("hard_deletes") != "delete"
-    )
-    return not combined
+    return not combines_in_batch(definition)
 
 
 def definition_fields(

@@ -139,9 +139,10 @@
 {%- set merge_functions = definition.get('merge_functions') or {} -%}
 {#-- merge functions with a version column: the batch rows of a key newer than its stored
      version combine among themselves first; without hard deletes the combined rows come
-     out in the joined shape, the stored rows read once (merge_functions.sql) --#}
+     out in the joined shape, the stored rows read once (merge_functions.sql;
+     rules/merge_functions.py's combines_in_batch decides) --#}
 {%- set aggregate = merge_functions and version -%}
-{%- set combined = aggregate and not full_outer -%}
+{%- set combined = rules.combined -%}
 {#-- ttl_ms: the expired stored rows of the scope are found in this plan's own read of the
      stored rows (one scan, no second one in ttl.sql): its stored side keeps the rows of
      the batch's keys and the expired ones, and an expired row the batch does not change
