@@ -195,11 +195,58 @@ class TestTopicRowIndexAcrossPartitions(TopicProject):
         assert per_offset == [(o, 20000, 20000, 0, 19999, 0) for o in (1, 2, 3, 4)]
 
 
-def staged_sql(project) -> str:
+ORDERED_SQL = """
+{{ config(materialized='topic', topic_name='ordered.rows', row_idx='ordered') }}
+select cast(id as bigint) as n from range(0, 20000, 1, 7)
+"""
+
+ORDERED_TESTS = """
+version: 2
+models:
+  - name: ordered_rows
+    data_tests:
+      - topic_offsets:
+          arguments:
+            contiguous: false
+      - topic_offsets:
+          name: ordered_rows_contiguous
+"""
+
+
+class TestTopicOrderedRowIndex(TopicProject):
+    """row_idx: ordered: each of the 7 tasks' rows keep their places in the model's
+    output, unique and increasing, with a gap after each task; topic_offsets passes
+    with contiguous: false and fails as the default (contiguous) test."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"ordered_rows.sql": ORDERED_SQL, "schema.yml": ORDERED_TESTS}
+
+    def test_positions_are_unique_increasing_and_in_output_order(self, project):
+        schema = project.test_schema
+        run_dbt(["run"])
+        run_dbt(["run"])
+        assert "monotonically_increasing_id() as bigint) as _row_idx" in staged_sql(
+            project, "ordered_rows.sql"
+        )
+        per_offset = rows(
+            "SELECT _offset, count(*), count(DISTINCT _row_idx), min(_row_idx), "
+            "max(_row_idx) > count(*) - 1, count_if(place != n) FROM ("
+            "  SELECT _offset, _row_idx, n, "
+            "  row_number() OVER (PARTITION BY _offset ORDER BY _row_idx) - 1 AS place "
+            f"  FROM {schema}.ordered_rows) GROUP BY _offset ORDER BY _offset"
+        )
+        assert per_offset == [(o, 20000, 20000, 0, True, 0) for o in (1, 2)]
+        results = {r.node.name: r.status for r in run_dbt(["test"], expect_pass=False)}
+        assert len(results) == 2 and results.pop("ordered_rows_contiguous") == "fail", results
+        assert list(results.values()) == ["pass"], results
+
+
+def staged_sql(project, model_file: str = "spread_rows.sql") -> str:
     """The statement the last run staged its batch with (dbt's target/run copy)."""
     run_dir = os.path.join(project.project_root, "target", "run")
     for root, _, files in os.walk(run_dir):
-        if "spread_rows.sql" in files:
-            with open(os.path.join(root, "spread_rows.sql")) as f:
+        if model_file in files:
+            with open(os.path.join(root, model_file)) as f:
                 return f.read()
-    raise AssertionError(f"no spread_rows.sql under {run_dir}")
+    raise AssertionError(f"no {model_file} under {run_dir}")

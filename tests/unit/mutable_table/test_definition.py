@@ -474,6 +474,7 @@ def test_topic_definition():
         r"[0-9a-f]{12}",
         topic.backing_table,
     )
+    assert topic.row_idx == "contiguous" and topic.to_dict()["row_idx"] == "contiguous"
 
 
 def test_topic_names_are_dotted_lowercase():
@@ -501,3 +502,15 @@ def test_topic_ids_are_time_ordered():
     ids = [new_topic_id(now_ms=ms) for ms in (1_000, 2_000, 3_000_000)]
     assert ids == sorted(ids)
     assert all(i == i.lower() and "-" not in i for i in ids)
+
+
+def test_topic_row_idx_is_contiguous_or_ordered():
+    ordered = TopicDefinition.from_config("cdc_orders", {"a": "int"}, {"row_idx": "ordered"})
+    assert ordered.to_dict()["row_idx"] == "ordered"
+    for bad in ("dense", "ORDERED", True, 1):
+        rejects(
+            lambda bad=bad: TopicDefinition.from_config("m", {"a": "int"}, {"row_idx": bad}),
+            "topic 'm'",
+            "row_idx must be one of contiguous, ordered",
+            "row_idx: ordered",
+        )

@@ -170,6 +170,23 @@ def test_stage_without_exchange_reuse_numbers_in_one_window():
     )
 
 
+def test_stage_of_an_ordered_topic_numbers_in_the_batchs_own_stage():
+    """'ordered' (row_idx: ordered): Spark's id as it is, no window, no join, no coalesce."""
+    sql = flat(
+        publish_macros().get_stage_topic_batch_sql(
+            STAGING, TOPIC, "select 1 as order_id", None, "ordered"
+        )
+    )
+    assert sql.startswith(
+        "insert overwrite directory 'file:/w/t/_staging/p1' using parquet select "
+        "cast(monotonically_increasing_id() as bigint) as _row_idx,"
+    )
+    assert not re.search(r"row_number|__jammi_part|COALESCE|join", sql)
+    assert sql.endswith(
+        "cast(null as string) as tenant_id from ( select 1 as order_id ) as topic_batch"
+    )
+
+
 # --- topic_events(where=...): one expression, checked before the topic is read ---------
 
 

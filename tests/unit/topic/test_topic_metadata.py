@@ -140,3 +140,31 @@ class _Numbering(TopicAdapterMixin):
 )
 def test_a_batch_is_numbered_as_its_size_and_the_session_allow(statistics, reuse, form):
     assert _Numbering(plan(statistics), reuse)._row_index_form("select 1") == form
+
+
+def test_an_ordered_topic_asks_nothing_about_its_batch():
+    """row_idx: ordered: no explain, no session setting read (any statement would fail
+    here, as _Numbering answers none for the directory staging's cleanup either)."""
+
+    class Ordered(_Numbering):
+        def _run_sql(self, sql):
+            raise AssertionError(f"an ordered publish ran {sql!r}")
+
+        def _remove_stale_staging(self, backing, location):
+            return []
+
+        def topic_table_location(self, backing):
+            return "file:/w/t"
+
+        def topic_staging_location(self, backing):
+            return "file:/w/t/_staging/p1"
+
+    staging = Ordered(None, None).topic_prepare_staging(
+        "s.t", {"name": "t", "file_format": "parquet"}, "select 1", {"row_idx": "ordered"}
+    )
+    assert staging == {
+        "kind": "directory",
+        "target": "file:/w/t/_staging/p1",
+        "using": "parquet",
+        "row_index": "ordered",
+    }

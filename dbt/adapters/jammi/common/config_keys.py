@@ -70,6 +70,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("topic_name", str, _TOPIC, "topic"),
     ConfigKey("retention_offsets", int, _TOPIC, "topic"),
     ConfigKey("retention_ms", int, _TOPIC, "topic"),
+    ConfigKey("row_idx", str, _TOPIC, "topic"),
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import (
     require_positive_int,
     validate_registry_schema,
@@ -32,6 +33,11 @@ def new_topic_id(now_ms: Optional[int] = None) -> str:
     return str(uuid.UUID(int=value)).replace("-", "_")
 
 
+# How a publish numbers ``_row_idx`` (config ``row_idx``, docs/topic.md): ``contiguous``
+# 0..n-1 in the model's output order; ``ordered`` unique and increasing in that order,
+# with gaps between Spark's tasks, written in the batch's own stage (topic/row_index.py).
+ROW_IDX_FORMS = ("contiguous", "ordered")
+
 TOPIC_ENGINE_COLUMNS: tuple[ColumnDef, ...] = (
     ColumnDef("_offset", "bigint"),
     ColumnDef("_row_idx", "bigint"),
@@ -46,6 +52,7 @@ class TopicDefinition:
     topic_id: str = field(default_factory=new_topic_id)
     retention_offsets: Optional[int] = None
     retention_ms: Optional[int] = None
+    row_idx: str = "contiguous"
 
     @property
     def backing_table(self) -> str:
@@ -63,6 +70,7 @@ class TopicDefinition:
             "columns": [[c.name, c.type] for c in self.columns],
             "retention_offsets": self.retention_offsets,
             "retention_ms": self.retention_ms,
+            "row_idx": self.row_idx,
         }
 
     def to_json(self) -> str:
@@ -95,7 +103,22 @@ class TopicDefinition:
             columns=tuple(columns),
             retention_offsets=retention_offsets,
             retention_ms=retention_ms,
+            row_idx=validate_row_idx(config.get("row_idx"), subject),
         )
+
+
+def validate_row_idx(value: Any, subject: str) -> str:
+    """``row_idx``: one of ROW_IDX_FORMS (unset: contiguous)."""
+    if value is None:
+        return "contiguous"
+    if value not in ROW_IDX_FORMS:
+        raise JammiValidationError(
+            subject,
+            f"row_idx must be one of {', '.join(ROW_IDX_FORMS)}, got {value!r}",
+            "set row_idx: contiguous (0..n-1 per publish, the default) or row_idx: ordered "
+            "(unique and increasing, with gaps; docs/topic.md)",
+        )
+    return str(value)
 
 
 def default_topic_name(model_name: str) -> str:

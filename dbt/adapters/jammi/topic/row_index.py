@@ -1,8 +1,9 @@
 """How a publish numbers its rows (``_row_idx``): in one task, or in parallel.
 
-``_row_idx`` is the 0-based, contiguous position of a row in the model's output, and the
-batch is evaluated once (it may not be deterministic). ``get_stage_topic_batch_sql``
-renders three plans that give those numbers:
+With ``row_idx: contiguous`` (the default), ``_row_idx`` is the 0-based, contiguous
+position of a row in the model's output, and the batch is evaluated once (it may not be
+deterministic). ``get_stage_topic_batch_sql`` renders three plans that give those
+numbers:
 
 - ``one_task``: the batch coalesced into one task (no shuffle; its partitions read in
   order) and numbered there by ``row_number() over (order by
@@ -23,6 +24,12 @@ rows, or without a row count at most ``SMALL_BATCH_BYTES``, is numbered in one t
 estimate that is too high only costs the parallel plan; one that is too low (a
 generator such as ``explode`` over a small input) costs one task's time, never a wrong
 number.
+
+With ``row_idx: ordered`` the publish asks nothing: ``_row_idx`` is Spark's
+``monotonically_increasing_id()`` (the task's number in the high 31 bits, the row's
+position in its task in the low 33), computed in the batch's own stage. Unique and
+increasing in the model's output order, not contiguous; the write costs what an INSERT
+of the batch costs, since nothing is gathered or counted first.
 """
 
 from __future__ import annotations

@@ -56,7 +56,11 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
 
     @available
     def topic_prepare_staging(
-        self, backing: Any, topic: dict[str, Any], batch_sql: str
+        self,
+        backing: Any,
+        topic: dict[str, Any],
+        batch_sql: str,
+        definition: Optional[dict[str, Any]] = None,
     ) -> dict[str, str]:
         """Where this publish stages its batch, after removing what failed publishes left
         there more than a day ago (topic/staging.py says why that is provably abandoned),
@@ -65,6 +69,7 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         folders), which becomes partition ``_offset=N`` when claimed; delta and iceberg: a
         stage table (staging.prepare_stage_table). ``kind`` (directory or table),
         ``target``, ``using``, and ``row_index`` (``_row_idx``'s form, topic/row_index.py):
+        ``ordered`` for a model with ``row_idx: ordered`` (no statement asked); else
         ``one_task`` when Spark estimates the batch small (``explain cost``: no job runs),
         else ``parallel``, or ``window`` when the session does not reuse exchanges (read
         after the pre-hooks, which may set spark.sql.exchange.reuse)."""
@@ -81,7 +86,8 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
                 "target": self.topic_staging_location(backing),
                 "using": "parquet",
             }
-        return {**staging, "row_index": self._row_index_form(batch_sql)}
+        ordered = (definition or {}).get("row_idx") == "ordered"
+        return {**staging, "row_index": "ordered" if ordered else self._row_index_form(batch_sql)}
 
     def _row_index_form(self, batch_sql: str) -> str:
         if is_small_batch([tuple(row) for row in self._run_sql(f"explain cost {batch_sql}")]):

@@ -1,7 +1,9 @@
 {#-- Offset invariants of a topic (docs/topic.md): each publish has one positive offset,
      (_offset, _row_idx) is unique and _row_idx runs 0..n-1 within a publish, and a
-     publish has exactly one _produced_at. Returns the offsets that break a rule. --#}
-{% test topic_offsets(model) %}
+     publish has exactly one _produced_at. Returns the offsets that break a rule.
+     contiguous=false (a topic with row_idx: ordered): _row_idx is unique and not
+     negative, gaps allowed. --#}
+{% test topic_offsets(model, contiguous=true) %}
 with per_offset as (
   select
     _offset,
@@ -19,8 +21,12 @@ from per_offset
 where _offset is null
    or _offset < 1
    or distinct_row_idx <> row_count
+   {%- if contiguous %}
    or min_row_idx <> 0
    or max_row_idx <> row_count - 1
+   {%- else %}
+   or min_row_idx < 0
+   {%- endif %}
    or produced_at_values <> 1
    or null_engine_values > 0
 {% endtest %}

@@ -17,7 +17,10 @@
        before its own. `numbered` is referenced twice and is not deterministic, so Spark
        does not inline it: it is evaluated once, into one shuffle that both references
        read (exchange reuse).
-     All three give the positions of the window over the model's output order. --#}
+     All three give the positions of the window over the model's output order.
+     - 'ordered' (config row_idx: ordered): monotonically_increasing_id() itself, in the
+       batch's own stage: unique and increasing in the model's output order, with a gap
+       after each of Spark's tasks (the task's number in the high bits). --#}
 {% macro get_stage_topic_batch_sql(staging, topic, sql, tenant, row_index='parallel') -%}
   {%- set parallel_row_index = row_index == 'parallel' -%}
   {%- if staging.kind == 'directory' -%}
@@ -39,6 +42,9 @@
   )
   select /*+ broadcast(part_starts) */
     cast(__jammi_start + __jammi_id - shiftleft(cast(numbered.__jammi_part as bigint), 33) as bigint) as _row_idx,
+  {%- elif row_index == 'ordered' %}
+  select
+    cast(monotonically_increasing_id() as bigint) as _row_idx,
   {%- else %}
   select
     cast(row_number() over (order by monotonically_increasing_id()) - 1 as bigint) as _row_idx,
