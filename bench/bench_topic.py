@@ -5,9 +5,11 @@
 Builds a throwaway dbt project on the embedded Spark session (parquet) and prints:
 - publish throughput of an N-row publish (dbt model execution time) as rows/s, and as
   a ratio to `INSERT INTO plain SELECT` of the same rows into a plain parquet table on
-  the same session;
+  the same session, for a topic with `row_idx: contiguous` (the default) and one with
+  `row_idx: ordered`;
 - the fixed overhead of one publish: a 10-row publish minus a 10-row plain insert.
-Medians over --repeat runs, after one warm-up run of each.
+Medians over --repeat rounds, after one warm-up run of each; within a round the sides
+run in an order that rotates from round to round.
 """
 
 from __future__ import annotations
@@ -36,12 +38,15 @@ from range({rows})
 def write_project(root: str, rows: int) -> None:
     harness.write_project(Path(root), "bench", Path(root) / ".spark")
     os.makedirs(os.path.join(root, "models"), exist_ok=True)
-    for name, n in (("big_topic", rows), ("small_topic", SMALL)):
+    for name, n, row_idx in (
+        ("big_topic", rows, "contiguous"),
+        ("small_topic", SMALL, "contiguous"),
+        ("big_ordered", rows, "ordered"),
+        ("small_ordered", SMALL, "ordered"),
+    ):
         with open(os.path.join(root, "models", f"{name}.sql"), "w") as f:
-            f.write(
-                "{{ config(materialized='topic', file_format='parquet') }}\n"
-                + ROWS_SQL.format(rows=n)
-            )
+            config = f"materialized='topic', file_format='parquet', row_idx='{row_idx}'"
+            f.write(f"{{{{ config({config}) }}}}\n" + ROWS_SQL.format(rows=n))
 
 
 def publish(root: str, model: str) -> harness.DbtRun:
@@ -59,6 +64,23 @@ def insert_seconds(rows: int) -> float:
         + ROWS_SQL.format(rows=rows)
     )
     return time.perf_counter() - start
+
+
+def rounds(sides: dict, repeat: int) -> dict:
+    """Each side's times over ``repeat`` rounds, the order rotating each round. A side
+    returns seconds, or a DbtRun (its models' execution seconds; the last run kept)."""
+    names = list(sides)
+    times: dict = {name: [] for name in names}
+    last: dict = {}
+    for round_number in range(repeat):
+        shift = round_number % len(names)
+        for name in names[shift:] + names[:shift]:
+            result = sides[name]()
+            if isinstance(result, harness.DbtRun):
+                last[name] = result
+                result = result.execution
+            times[name].append(result)
+    return {name: (statistics.median(times[name]), last.get(name)) for name in names}
 
 
 def main() -> int:
@@ -79,46 +101,59 @@ def main() -> int:
             f"create table bench.plain_{suffix} (order_id bigint, op string, "
             "amount_cents int, sku string) using parquet"
         )
-
-    publish(root, "big_topic")  # warm-up (creates the topic)
+    for model in ("big_topic", "big_ordered", "small_ordered"):
+        publish(root, model)  # warm-up (creates the topic)
     insert_seconds(args.rows)
     insert_seconds(SMALL)
-    big_runs = [publish(root, "big_topic") for _ in range(args.repeat)]
-    big_publish, last_big = [r.execution for r in big_runs], big_runs[-1]
-    big_insert = [insert_seconds(args.rows) for _ in range(args.repeat)]
-    one_runs = [publish(root, "small_topic") for _ in range(args.repeat)]
-    one_publish, last_one = [r.execution for r in one_runs], one_runs[-1]
-    one_insert = [insert_seconds(SMALL) for _ in range(args.repeat)]
 
-    p_big, i_big = statistics.median(big_publish), statistics.median(big_insert)
-    p_one, i_one = statistics.median(one_publish), statistics.median(one_insert)
+    big = rounds(
+        {
+            "contiguous": lambda: publish(root, "big_topic"),
+            "ordered": lambda: publish(root, "big_ordered"),
+            "insert": lambda: insert_seconds(args.rows),
+        },
+        args.repeat,
+    )
+    small = rounds(
+        {
+            "contiguous": lambda: publish(root, "small_topic"),
+            "ordered": lambda: publish(root, "small_ordered"),
+            "insert": lambda: insert_seconds(SMALL),
+        },
+        args.repeat,
+    )
+    i_big, i_one = big["insert"][0], small["insert"][0]
     print(
         f"topic publish benchmark ({args.rows:,} rows, parquet, local[2], median of {args.repeat})"
     )
-    print(f"  publish:      {p_big:7.2f} s  {args.rows / p_big:12,.0f} rows/s")
     print(f"  plain insert: {i_big:7.2f} s  {args.rows / i_big:12,.0f} rows/s")
-    print(f"  throughput ratio publish/insert: {i_big / p_big:.2f}")
-    print(f"  {SMALL}-row publish {p_one:.2f} s, {SMALL}-row insert {i_one:.2f} s")
-    print(f"  fixed overhead per publish: {p_one - i_one:.2f} s")
-    print(f"  publish: {harness.statement_profile(last_big, 12)}")
-    print(f"  {SMALL}-row publish: {harness.statement_profile(last_one, 16)}")
-    harness.report(
-        "topic publish (parquet)",
-        args.rows,
-        p_big,
-        i_big,
-        "<= 1.25x INSERT (throughput >= 0.8x)",
-        statements=len(last_big.statements),
-    )
-    harness.report(
-        f"topic publish of {SMALL} rows (parquet)",
-        SMALL,
-        p_one,
-        i_one,
-        "fixed cost (ours - baseline) <= 0.5 s",
-        fixed=round(p_one - i_one, 3),
-        statements=len(last_one.statements),
-    )
+    for form in ("contiguous", "ordered"):
+        p_big, last_big = big[form]
+        p_one, last_one = small[form]
+        print(f"  publish, row_idx {form}: {p_big:7.2f} s  {args.rows / p_big:12,.0f} rows/s")
+        print(f"    throughput ratio publish/insert: {i_big / p_big:.2f}")
+        print(f"    {SMALL}-row publish {p_one:.2f} s, {SMALL}-row insert {i_one:.2f} s")
+        print(f"    fixed overhead per publish: {p_one - i_one:.2f} s")
+        print(f"    publish: {harness.statement_profile(last_big, 12)}")
+        print(f"    {SMALL}-row publish: {harness.statement_profile(last_one, 16)}")
+        suffix = "" if form == "contiguous" else ", row_idx ordered"
+        harness.report(
+            f"topic publish (parquet{suffix})",
+            args.rows,
+            p_big,
+            i_big,
+            "<= 1.25x INSERT (throughput >= 0.8x)",
+            statements=len(last_big.statements),
+        )
+        harness.report(
+            f"topic publish of {SMALL} rows (parquet{suffix})",
+            SMALL,
+            p_one,
+            i_one,
+            "fixed cost (ours - baseline) <= 0.5 s",
+            fixed=round(p_one - i_one, 3),
+            statements=len(last_one.statements),
+        )
     return 0
 
 
