@@ -255,3 +255,43 @@ def test_a_delta_plan_reads_the_mark_from_the_history():
     statements = FakeStatements(stored_max=3, history_rows=rows)
     assert adapter_with(statements).mutable_identity_from(build().to_dict(), "s.o", "delta") == 22
     assert statements.ran[-1] == "describe history s.o limit 100"
+
+
+CREATED_UNDER_THE_READ = (
+    "Error running query: java.lang.RuntimeException: java.lang.InstantiationException "
+    "at org.apache.hadoop.util.ReflectionUtils.newInstance"
+)
+
+
+class MarkReads:
+    """run_sql for iceberg_mark: raises the given errors in turn, then answers."""
+
+    def __init__(self, *errors):
+        self.errors, self.reads, self.pauses = list(errors), 0, []
+
+    def __call__(self, sql):
+        assert sql.startswith("select max(high_water) from s.t__jammi_identity where _tag in (")
+        self.reads += 1
+        if self.errors:
+            raise RuntimeError(self.errors.pop(0))
+        return [(41,)]
+
+
+def test_iceberg_mark_reads_again_after_meeting_the_mark_tables_creation():
+    """A concurrent run creating the mark table under the read: read again, then the mark."""
+    reads = MarkReads(CREATED_UNDER_THE_READ)
+    assert identity_phases.iceberg_mark(reads, "s.t", reads.pauses.append) == 41
+    assert (reads.reads, reads.pauses) == (2, [0.5])
+
+
+def test_iceberg_mark_gives_up_after_its_attempts_and_passes_other_errors():
+    reads = MarkReads(*[CREATED_UNDER_THE_READ] * identity_phases.MARK_READ_ATTEMPTS)
+    with pytest.raises(RuntimeError, match="InstantiationException"):
+        identity_phases.iceberg_mark(reads, "s.t", reads.pauses.append)
+    assert reads.reads == identity_phases.MARK_READ_ATTEMPTS
+    other = MarkReads("AnalysisException: something else")
+    with pytest.raises(RuntimeError, match="something else"):
+        identity_phases.iceberg_mark(other, "s.t", other.pauses.append)
+    assert other.reads == 1
+    missing = MarkReads("[TABLE_OR_VIEW_NOT_FOUND] s.t__jammi_identity")
+    assert identity_phases.iceberg_mark(missing, "s.t", missing.pauses.append) is None

@@ -15,6 +15,7 @@ The planner's numbering expression stays with the planner's macros (identity.sql
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
@@ -31,19 +32,35 @@ def _max(rows: Sequence[Sequence[Any]]) -> Optional[int]:
     return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
 
-def iceberg_mark(run_sql: RunSql, relation: str) -> Optional[int]:
+# A mark table read while a concurrent run creates it: Iceberg's SparkSessionCatalog
+# found no Iceberg table, then Spark's own catalog found the new one and read it as a
+# Hive table, whose input format (Iceberg's placeholder) cannot be instantiated.
+_CREATED_UNDER_THE_READ = "java.lang.InstantiationException"
+MARK_READ_ATTEMPTS = 3
+
+
+def iceberg_mark(
+    run_sql: RunSql, relation: str, pause: Callable[[float], None] = time.sleep
+) -> Optional[int]:
     """The highest mark in ``<table>__jammi_identity`` whose snapshot the table's
-    ancestry holds (branch_commit.py); None before the first."""
-    try:
-        rows = run_sql(
-            f"select max({identity.MARK_COLUMN}) from {identity.mark_table(relation)} "
-            f"where {identity.MARK_TAG_COLUMN} in ({committed_tags_sql(relation)})"
-        )
-    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-        if "TABLE_OR_VIEW_NOT_FOUND" in str(exc) or "Table or view not found" in str(exc):
-            return None
-        raise
-    return _max(rows)
+    ancestry holds (branch_commit.py); None before the first. A read that met the mark
+    table's creation by a concurrent run halfway is read again (the table is whole by
+    then), at most MARK_READ_ATTEMPTS times."""
+    sql = (
+        f"select max({identity.MARK_COLUMN}) from {identity.mark_table(relation)} "
+        f"where {identity.MARK_TAG_COLUMN} in ({committed_tags_sql(relation)})"
+    )
+    for attempt in range(1, MARK_READ_ATTEMPTS + 1):
+        try:
+            return _max(run_sql(sql))
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            message = str(exc)
+            if "TABLE_OR_VIEW_NOT_FOUND" in message or "Table or view not found" in message:
+                return None
+            if _CREATED_UNDER_THE_READ not in message or attempt == MARK_READ_ATTEMPTS:
+                raise
+            pause(0.5 * attempt)
+    return None  # not reached: the last attempt returns or raises
 
 
 def version_mark(run_sql: RunSql, location: Optional[str]) -> Optional[int]:
