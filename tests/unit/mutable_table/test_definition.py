@@ -511,6 +511,6 @@ def test_topic_row_idx_is_contiguous_or_ordered():
         rejects(
             lambda bad=bad: TopicDefinition.from_config("m", {"a": "int"}, {"row_idx": bad}),
             "topic 'm'",
-            "row_idx must be one of contiguous, ordered",
-            "row_idx: ordered",
+            "'row_idx' is",
+            "set row_idx to one of: 'contiguous', 'ordered'",
         )

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common import clock
 from dbt.adapters.jammi.common.columns import ColumnDef, SchemaInput, output_columns
-from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import (
+    require_choice,
     require_positive_int,
     validate_registry_schema,
     validate_topic_name,
@@ -98,27 +98,16 @@ class TopicDefinition:
         if retention_ms is not None:
             require_positive_int(retention_ms, "retention_ms", subject)
         validate_registry_schema(config.get("registry_schema"), subject)
+        row_idx = config.get("row_idx")
         return cls(
             name=name,
             columns=tuple(columns),
             retention_offsets=retention_offsets,
             retention_ms=retention_ms,
-            row_idx=validate_row_idx(config.get("row_idx"), subject),
+            row_idx=require_choice(
+                "contiguous" if row_idx is None else row_idx, "row_idx", ROW_IDX_FORMS, subject
+            ),
         )
-
-
-def validate_row_idx(value: Any, subject: str) -> str:
-    """``row_idx``: one of ROW_IDX_FORMS (unset: contiguous)."""
-    if value is None:
-        return "contiguous"
-    if value not in ROW_IDX_FORMS:
-        raise JammiValidationError(
-            subject,
-            f"row_idx must be one of {', '.join(ROW_IDX_FORMS)}, got {value!r}",
-            "set row_idx: contiguous (0..n-1 per publish, the default) or row_idx: ordered "
-            "(unique and increasing, with gaps; docs/topic.md)",
-        )
-    return str(value)
 
 
 def default_topic_name(model_name: str) -> str:

@@ -28,8 +28,9 @@ number.
 With ``row_idx: ordered`` the publish asks nothing: ``_row_idx`` is Spark's
 ``monotonically_increasing_id()`` (the task's number in the high 31 bits, the row's
 position in its task in the low 33), computed in the batch's own stage. Unique and
-increasing in the model's output order, not contiguous; the write costs what an INSERT
-of the batch costs, since nothing is gathered or counted first.
+increasing in the model's output order, not contiguous; nothing is gathered or
+counted before the write (measured: the staging statement 1.14x an INSERT of the same
+10,000,000 rows, 1.54x at 1,000,000; docs/performance.md, issue 51).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         backing: Any,
         topic: dict[str, Any],
         batch_sql: str,
-        definition: Optional[dict[str, Any]] = None,
+        definition: dict[str, Any],
     ) -> dict[str, str]:
         """Where this publish stages its batch, after removing what failed publishes left
         there more than a day ago (topic/staging.py says why that is provably abandoned),
@@ -86,7 +86,7 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
                 "target": self.topic_staging_location(backing),
                 "using": "parquet",
             }
-        ordered = (definition or {}).get("row_idx") == "ordered"
+        ordered = definition.get("row_idx") == "ordered"
         return {**staging, "row_index": "ordered" if ordered else self._row_index_form(batch_sql)}
 
     def _row_index_form(self, batch_sql: str) -> str:
