@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.mutable_table import table_records
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.rules import changelog_phases
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_phases
 from tests.unit.recorded_engine import RecordedEngine
 
 
@@ -119,7 +120,8 @@ def test_stop_forgets_the_first_version_only_when_recorded():
     assert engine.statements == []
     changelog_phases.stop(engine, RELATION, state(**{"jammi.changelog_since": "5"}))
     assert engine.statements == [
-        "alter table s.accounts unset tblproperties if exists ('jammi.changelog_since')"
+        "alter table s.accounts unset tblproperties if exists "
+        "('jammi.changelog_since', 'jammi.changelog_published')"
     ]
 
 
@@ -148,6 +150,35 @@ def test_repair_attaches_a_committed_unpublished_version_once():
     early = RecordedEngine()
     changelog_phases.repair(early, with_topic("parquet", since=8), RELATION, state())
     assert early.statements == []
+
+
+def test_repair_reads_nothing_when_the_table_records_its_version_as_published():
+    clean = RecordedEngine()
+    marked = state(**{"jammi.changelog_published": "7@s.__topic_a"})
+    changelog_phases.repair(clean, with_topic("parquet"), RELATION, marked)
+    assert clean.statements == []
+    # an older version's mark, or another topic's (one created anew), is read as before
+    for mark in ("6@s.__topic_a", "7@s.__topic_b", "7"):
+        engine = RecordedEngine({"show partitions": [("_offset=6",)]})
+        stale = state(**{"jammi.changelog_published": mark})
+        changelog_phases.repair(engine, with_topic("parquet"), RELATION, stale)
+        assert engine.statements[0] == "show partitions s.__topic_a"
+        assert "add partition (_offset=7)" in engine.statements[-1]
+
+
+def test_the_published_mark_is_a_rewrite_formats_committed_version():
+    location = "file:/w/accounts/v0000000008_r"
+    assert changelog.published_mark(with_topic("parquet"), location) == "8@s.__topic_a"
+    assert changelog.published_mark(with_topic("parquet"), None) is None
+    assert changelog.published_mark(with_topic("delta"), location) is None
+    iceberg = with_topic("parquet")
+    iceberg["changelog_topic"]["table_format"] = "iceberg"
+    assert changelog.published_mark(iceberg, location) is None
+    # a stored definition (an expiry records one) carries no topic: no mark
+    assert changelog.published_mark(definition(), location) is None
+    clause = table_records.properties_clause(definition(), "parquet", 8, published="8@s.t")
+    assert "'jammi.changelog_published' = '8@s.t'" in clause
+    assert "changelog_published" not in table_records.properties_clause(definition(), "parquet", 8)
 
 
 def test_delta_publish_appends_the_versions_above_the_high_water_mark():

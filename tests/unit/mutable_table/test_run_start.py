@@ -9,10 +9,11 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table import run_start
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
+from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import ttl
 from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
-from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS
+from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS, recorded_definition
 
 
 def test_the_failure_phase_is_one_the_run_knows():
@@ -279,6 +280,28 @@ def test_the_changelog_hook_stops_the_run_after_dropping_its_relations():
             {"changelog_topic": {"backing": "s.b"}}, "s.t", None, "changelog", ["drop view v"]
         )
     assert adapter.ran[0] == "drop view v" and "jammi_fail_at=changelog" in adapter.ran[1]
+
+
+class _Record(_Publish):
+    def mutable_sweep_versions(self, *args):
+        self.ran.append("sweep")
+
+
+def test_a_run_that_published_its_version_records_it_with_its_properties():
+    defn = MutableTableDefinition.from_config(
+        "accounts", {"id": "bigint", "name": "string"}, {"primary_key": ["id"], "changelog": True}
+    ).to_dict()
+    stored = {"definition": recorded_definition(defn), "location": "file:/w/a/v0000000007_r"}
+    run = dict(defn, changelog_topic={"backing": "s.b", "file_format": "parquet", "since": 1})
+    adapter = _Record()
+    committed = "file:/w/a/v0000000008_r"
+    adapter.mutable_record_definition(run, stored, "s.a", "parquet", committed, None, "i")
+    assert "'jammi.version' = '8'" in adapter.ran[0]
+    assert "'jammi.changelog_published' = '8@s.b'" in adapter.ran[0]
+    # an expiry records the stored definition, which names no topic: no mark
+    expiry = _Record()
+    expiry.mutable_record_definition(defn, stored, "s.a", "parquet", committed, None, "i")
+    assert "changelog_published" not in expiry.ran[0]
 
 
 class _Stage(MutableRunAdapterMixin):

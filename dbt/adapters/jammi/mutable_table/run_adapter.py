@@ -30,6 +30,7 @@ from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMi
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.rules import ttl
+from dbt.adapters.jammi.mutable_table.rules.changelog import published_mark
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
 
 logger = AdapterLogger("Jammi")
@@ -261,7 +262,12 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         location = committed_location or state.get("location")
         version = version_locations.parse_version(location) if location else None
         if committed_location or changed or state.get("property_stale"):
-            clause = table_records.properties_clause(definition, file_format, version)
+            # a run's definition carries its changelog's topic, and a run reaches here
+            # only after publishing what it committed (an expiry's stored one does not)
+            published = published_mark(definition, committed_location)
+            clause = table_records.properties_clause(
+                definition, file_format, version, published=published
+            )
             self._execute_trusted(f"alter table {relation} set {clause}")
         if changed:
             registry = self._mutable_registry_relation(relation, registry_schema, definition)

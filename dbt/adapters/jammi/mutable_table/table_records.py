@@ -11,7 +11,10 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import table_properties
-from dbt.adapters.jammi.mutable_table.rules.changelog import first_version_of_new_table
+from dbt.adapters.jammi.mutable_table.rules.changelog import (
+    PUBLISHED_PROPERTY,
+    first_version_of_new_table,
+)
 
 REGISTRY_IDENTIFIER = "mutable_tables"
 
@@ -28,11 +31,14 @@ def properties_clause(
     file_format: str,
     version: Optional[int] = None,
     first: bool = False,
+    published: Optional[str] = None,
 ) -> str:
     """The ``tblproperties (...)`` clause. ``first``: the table is being created, with
     the model's ``tblproperties`` (tblproperties_config.py) and, under ``changelog:
     true``, the version its changelog starts at (Delta: with its change data feed;
-    Iceberg: the run whose first version's changelog records count once it commits)."""
+    Iceberg: the run whose first version's changelog records count once it commits).
+    ``published``: the version the run published to its changelog
+    (``changelog.published_mark``)."""
     pairs: list[tuple[str, str]] = []
     if first:
         pairs += [(str(k), str(v)) for k, v in (definition.get("tblproperties") or {}).items()]
@@ -49,6 +55,8 @@ def properties_clause(
     ]
     if version is not None:
         pairs.append((table_properties.PROP_VERSION, str(version)))
+    if published is not None:
+        pairs.append((PUBLISHED_PROPERTY, published))
     pairs.append(
         (
             table_properties.PROP_DEFINITION,

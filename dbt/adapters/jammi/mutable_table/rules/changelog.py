@@ -21,7 +21,10 @@ derived from the table version, which is what makes the publish happen exactly o
 Before planning, every run (and every re-plan) publishes what is committed and not yet
 published, so the topic never misses a version nor gets one out of order. Versions
 committed before ``changelog`` was turned on are not published: the table property
-``SINCE_PROPERTY`` records the first version that is.
+``SINCE_PROPERTY`` records the first version that is. On parquet / orc, a run that
+published its version records it on the table (``PUBLISHED_PROPERTY``, with the run's
+other properties after the publish), so the next run skips the repair's read of the
+topic's partitions when the table is still at that version.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import require_bool
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.definition import default_topic_name
 from dbt.adapters.jammi.topic.publish import claim_partition_sql
 from dbt.adapters.jammi.topic.registration import is_already_exists
@@ -49,6 +53,7 @@ TABLE_VERSION_COLUMN = "table_version"
 PREVIOUS_PREFIX = "previous_"
 CHANGES_SUFFIX = ".changes"
 SINCE_PROPERTY = "jammi.changelog_since"
+PUBLISHED_PROPERTY = "jammi.changelog_published"
 STAGED_PREFIX = "changes_"
 MAX_PUBLISH_ATTEMPTS = 10
 
@@ -216,3 +221,29 @@ def first_version(properties: Mapping[str, Any]) -> Optional[int]:
     if value is None or str(value) == "":
         return None
     return int(value)
+
+
+def published_mark(definition: Mapping[str, Any], location: Optional[str]) -> Optional[str]:
+    """parquet / orc: the ``PUBLISHED_PROPERTY`` value of the version committed at
+    ``location``, once it is published (``<version>@<topic's backing table>``: a topic
+    created anew under the same table does not match); None for the other formats, a
+    table without a changelog, or no committed version."""
+    topic = definition.get("changelog_topic") or {}
+    version = parse_version(location) if location else None
+    if (
+        not topic
+        or version is None
+        or topic.get("file_format") == "delta"
+        or topic.get("table_format") == "iceberg"
+    ):
+        return None
+    return f"{version}@{topic['backing']}"
+
+
+def marked_published(
+    properties: Mapping[str, Any], definition: Mapping[str, Any], location: Optional[str]
+) -> bool:
+    """Whether the table records the version at ``location`` as published to its
+    changelog's topic (``published_mark``): the run that committed it published it."""
+    mark = published_mark(definition, location)
+    return mark is not None and properties.get(PUBLISHED_PROPERTY) == mark

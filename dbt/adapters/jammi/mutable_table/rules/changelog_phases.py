@@ -6,7 +6,8 @@ once; docs/changelog_topics.md):
   recorded on the table when it is turned on for an existing table, forgotten when it
   is turned off (turning it on again starts afresh);
 - ``repair``, before every plan: what a run that stopped between its commit and its
-  publish left unpublished;
+  publish left unpublished (parquet / orc: not read when the table records its version
+  as published, ``changelog.PUBLISHED_PROPERTY``);
 - ``publish``, after the commit.
 
 rules_adapter.py runs them; the statements are changelog_sql.py's.
@@ -168,10 +169,11 @@ def delta_table_version(run_sql: RunSql, relation: Any) -> int:
 
 
 def stop(run_sql: RunSql, relation: Any, state: Any) -> None:
-    """Turned off: the table forgets its first version."""
+    """Turned off: the table forgets its first version and its last published one."""
     if state is not None and state["properties"].get(changelog.SINCE_PROPERTY) is not None:
         run_sql(
-            f"alter table {relation} unset tblproperties if exists ('{changelog.SINCE_PROPERTY}')"
+            f"alter table {relation} unset tblproperties if exists "
+            f"('{changelog.SINCE_PROPERTY}', '{changelog.PUBLISHED_PROPERTY}')"
         )
 
 
@@ -253,6 +255,8 @@ def repair(run_sql: RunSql, definition: Mapping[str, Any], relation: Any, state:
     version = parse_version(state["location"]) if state.get("location") else None
     if version is None or version < int(topic["since"]):
         return
+    if changelog.marked_published(state["properties"], definition, state["location"]):
+        return  # the run that committed it published it, and recorded so after
     published = offsets_from_partitions(run_sql(f"show partitions {topic['backing']}"))
     if version not in published:
         publish(run_sql, definition, relation, state["location"])
