@@ -5,7 +5,7 @@ test_redelivery.py."""
 from __future__ import annotations
 
 from dbt.adapters.jammi.common.run_report import mutable_run_response
-from dbt.adapters.jammi.mutable_table import redelivery
+from dbt.adapters.jammi.mutable_table import compared_values, redelivery
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import change_counts
 
 
@@ -27,14 +27,15 @@ def test_a_map_or_variant_is_compared_by_its_json_text():
             ["payload", "variant"],
         ],
     )
+    options = compared_values.JSON_OPTIONS  # every microsecond of a timestamp
     entries = (
         "to_json(array_sort(map_entries(`tags`), (l, r) -> case when l.key < r.key then -1 "
-        "when l.key > r.key then 1 else 0 end))"
+        f"when l.key > r.key then 1 else 0 end), {options})"
     )
     assert sql == (
         "(select `id`, any_value(`tags`) as `tags`, any_value(`nested`) as `nested`, "
         "any_value(`payload`) as `payload` from (b) as delivered "
-        f"group by `id`, {entries}, to_json(`nested`), to_json(`payload`))"
+        f"group by `id`, {entries}, to_json(`nested`, {options}), to_json(`payload`))"
     )
 
 

@@ -16,27 +16,12 @@ would be added twice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
-from dbt.adapters.jammi.common.types import holds_variant
 from dbt.adapters.jammi.common.validation import quote_identifier
+from dbt.adapters.jammi.mutable_table.compared_values import compared_text
 
 DUPLICATE_KINDS = ("duplicate_key", "duplicate_version")
-
-
-def _compared_as(column: str, spark_type: str) -> Optional[str]:
-    """How a column Spark cannot compare is compared (None: as it is): a map by its
-    entries in key order as JSON (as the planner tells a changed map), a variant or a
-    type holding a map or variant by its JSON text."""
-    t = spark_type.lower().replace(" ", "")
-    if t.startswith("map<"):
-        return (
-            f"to_json(array_sort(map_entries({column}), (l, r) -> "
-            "case when l.key < r.key then -1 when l.key > r.key then 1 else 0 end))"
-        )
-    if "map<" in t or holds_variant(t):
-        return f"to_json({column})"
-    return None
 
 
 def collapsed_batch_sql(batch_source: str, columns: Sequence[Sequence[str]]) -> str:
@@ -44,7 +29,7 @@ def collapsed_batch_sql(batch_source: str, columns: Sequence[Sequence[str]]) -> 
     parenthesized batch, ``columns`` its (name, type) pairs). A column Spark cannot
     compare (a map, a variant) is compared by its JSON text and keeps one of its equal
     values."""
-    compared = {str(n): _compared_as(quote_identifier(str(n)), str(t)) for n, t in columns}
+    compared = {str(n): compared_text(quote_identifier(str(n)), str(t)) for n, t in columns}
     if not any(compared.values()):
         return f"(select distinct * from {batch_source} as delivered)"
     outputs, groups = [], []

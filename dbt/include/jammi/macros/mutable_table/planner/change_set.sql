@@ -80,24 +80,31 @@
 {%- endmacro %}
 
 
-{#-- NULL-safe equality of two values of a column of type `spark_type`. Spark cannot
-     compare maps: a map compares as its entries sorted by key (orc stores a map's keys
-     in its own order), a value holding a map deeper down as its JSON text. --#}
+{#-- NULL-safe equality of two values of a column of type `spark_type`. Spark compares
+     no maps and no variants: their JSON text decides, a map's entries sorted by key (orc
+     stores a map's keys in its own order), with every microsecond of a timestamp
+     (to_json prints milliseconds unless told; a variant prints its own way).
+     mutable_table/compared_values.py writes the same text for Python's uses. --#}
 {% macro mutable_same_value(a, b, spark_type) -%}
   {%- set t = spark_type | lower -%}
   {%- if t.startswith('map<') -%}
-    {{ mutable_map_entries_json(a) }} <=> {{ mutable_map_entries_json(b) }}
+    {{ mutable_map_entries_json(a, 'variant' not in t) }} <=> {{ mutable_map_entries_json(b, 'variant' not in t) }}
   {%- elif 'map<' in t or 'variant' in t -%}
-    {#- Spark compares no maps and no variants (Spark 4): their JSON text decides #}
-    to_json({{ a }}) <=> to_json({{ b }})
+    {%- set options = '' if 'variant' in t else ', ' ~ mutable_exact_json_options() -%}
+    to_json({{ a }}{{ options }}) <=> to_json({{ b }}{{ options }})
   {%- else -%}
     {{ a }} <=> {{ b }}
   {%- endif -%}
 {%- endmacro %}
 
 
-{% macro mutable_map_entries_json(value) -%}
-  to_json(array_sort(map_entries({{ value }}), (l, r) -> case when l.key < r.key then -1 when l.key > r.key then 1 else 0 end))
+{% macro mutable_map_entries_json(value, exact=true) -%}
+  to_json(array_sort(map_entries({{ value }}), (l, r) -> case when l.key < r.key then -1 when l.key > r.key then 1 else 0 end){{ ', ' ~ mutable_exact_json_options() if exact }})
+{%- endmacro %}
+
+
+{% macro mutable_exact_json_options() -%}
+  map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS')
 {%- endmacro %}
 
 
