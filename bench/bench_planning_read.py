@@ -18,7 +18,9 @@ warm-up, the order rotating each round), at each size given:
                   keys-only read, then every stored row joined with the broadcast batch
                   and written once, with the batch's new keys
 
-Two row shapes: `narrow` (the rows of bench_mutable_upsert.py: ~9 bytes a row on disk)
+Every case's result is checked (the counts, and each copy's rows by a checksum against
+the next version expected), and the row hash of equal values must be equal. Two row
+shapes: `narrow` (the rows of bench_mutable_upsert.py: ~9 bytes a row on disk)
 and `wide` (the same plus a 192-character payload). Spark only: no dbt run, so no
 fixed cost of a run is in these numbers. Run:
     .venv/bin/python bench/bench_planning_read.py [--rows 1000000,10000000]
@@ -36,6 +38,7 @@ from pathlib import Path
 ROUNDS = 4  # the first is a warm-up
 HINT = "/*+ broadcast(b) */"
 CASES = ("all columns", "key + row hash", "keys only", "two passes", "one pass")
+CHECKSUM = "select count(*), sum(hash(*)) from {table}"
 
 VALUES = {
     "narrow": "concat('item-', id) as name, id % 1000 as price, "
@@ -46,7 +49,7 @@ VALUES = {
     "md5(cast(id + 3 as string)), md5(cast(id + 4 as string)), md5(cast(id + 5 as string))) "
     "as payload",
 }
-COLUMNS = {
+COLUMNS_OF = {
     "narrow": ["name", "price", "category", "updated_ms"],
     "wide": ["name", "price", "category", "updated_ms", "payload"],
 }
@@ -65,7 +68,7 @@ def make_tables(spark, shape: str, rows: int) -> None:
     )
     spark.sql(
         f"create table hashed using parquet as select *, "
-        f"{row_hash(COLUMNS[shape], 's')} as _row_hash from stored as s"
+        f"{row_hash(COLUMNS_OF[shape], 's')} as _row_hash from stored as s"
     )
     # 1% of the keys with new values, and as many new keys
     spark.sql(
@@ -78,7 +81,7 @@ def make_tables(spark, shape: str, rows: int) -> None:
 def statements(shape: str) -> dict[str, list[str]]:
     """Each case's statements; the batch is broadcast in every join (as the planner's
     semi join is)."""
-    columns = COLUMNS[shape]
+    columns = COLUMNS_OF[shape]
     same = " and ".join(f"t.{c} <=> b.{c}" for c in columns)
     listed = ", ".join(["id", *columns])
     replaced = ", ".join(["t.id", *(f"if(b.id is null, t.{c}, b.{c}) as {c}" for c in columns)])
@@ -113,14 +116,45 @@ def statements(shape: str) -> dict[str, list[str]]:
     }
 
 
-def timed(spark, sqls: list[str]) -> float:
+def timed(spark, sqls: list[str]) -> tuple[float, list]:
+    """Seconds of the statements, and the last one's rows (the copy's checksum for the
+    cases that write one), the tables they wrote dropped."""
     start = time.perf_counter()
     for sql in sqls:
-        spark.sql(sql).collect()
+        rows = spark.sql(sql).collect()
     seconds = time.perf_counter() - start
+    if spark.catalog.tableExists("copy"):
+        rows = spark.sql(CHECKSUM.format(table="copy")).collect()
     spark.sql("drop table if exists copy")
     spark.sql("drop table if exists change_set")
-    return seconds
+    return seconds, [tuple(r) for r in rows]
+
+
+def expected_results(spark, shape: str, rows: int) -> dict[str, list]:
+    """What each case must return: no batch row repeats its stored values, 1% of the
+    stored keys are in the batch, and both rewrites give the stored rows the batch does
+    not replace plus the batch (the table the CTAS copies is the input, as it is)."""
+    spark.sql(
+        "create table copy using parquet as select s.* from stored as s left anti join "
+        "batch as b on s.id = b.id union all select * from batch"
+    )
+    next_version = [tuple(r) for r in spark.sql(CHECKSUM.format(table="copy")).collect()]
+    spark.sql("drop table copy")
+    stored = [tuple(r) for r in spark.sql(CHECKSUM.format(table="stored")).collect()]
+    hashed = spark.sql(
+        "select count(*) from hashed as h join stored as s on h.id = s.id "
+        f"where h._row_hash = {row_hash(COLUMNS_OF[shape], 's')}"
+    ).collect()[0][0]
+    if hashed != rows:
+        raise SystemExit(f"the row hash of equal values differs in {rows - hashed} rows")
+    return {
+        "CTAS": stored,
+        "all columns": [(0,)],
+        "key + row hash": [(0,)],
+        "keys only": [(rows // 100,)],
+        "two passes": next_version,
+        "one pass": next_version,
+    }
 
 
 def directory_mb(path: Path) -> float:
@@ -134,10 +168,14 @@ def measure(spark, warehouse: Path, shape: str, rows: int, only: list[str]) -> N
     cases = {n: sqls for n, sqls in statements(shape).items() if n == "CTAS" or n in only}
     times: dict[str, list[float]] = {name: [] for name in cases}
     names = list(cases)
+    expected = expected_results(spark, shape, rows)
     for round_ in range(ROUNDS):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in order:
-            times[name].append(timed(spark, cases[name]))
+            seconds, result = timed(spark, cases[name])
+            if result != expected[name]:
+                raise SystemExit(f"{shape}, {name}: {result} where {expected[name]} was due")
+            times[name].append(seconds)
     medians = {name: statistics.median(t[1:]) for name, t in times.items()}
     ctas = medians["CTAS"]
     stored_mb = directory_mb(warehouse / "stored")
