@@ -32,9 +32,11 @@ from typing import Optional
 import pytest
 
 from dbt.adapters.jammi.engine.jar_releases import (
+    HOME_LINE,
     iceberg_package_for,
     installed_pyspark_version,
     package_for,
+    spark_line,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
@@ -219,8 +221,8 @@ def pytest_configure(config):
     )
     config.addinivalue_line(
         "markers",
-        "embedded_parquet_only: the embedded parquet lane on Spark 3.5 runs it, the Delta, "
-        "Iceberg, Thrift and Spark 4 lanes deselect it: a whole-project build (their own "
+        "embedded_parquet_only: the embedded parquet lane on the home line runs it, the "
+        "Delta, Iceberg, Thrift and other Spark lines' lanes deselect it: a whole-project build (their own "
         "tests cover its SQL paths), or SQL rendered offline (the same on every lane)",
     )
     config.addinivalue_line(
@@ -257,7 +259,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     deselect = []
-    if test_file_format() in MERGE_LANE_FORMATS or remote_method() or _spark4():
+    if test_file_format() in MERGE_LANE_FORMATS or remote_method() or not _home_line():
         deselect += [i for i in items if i.get_closest_marker("embedded_parquet_only")]
     if remote_method():
         deselect += [i for i in items if i.get_closest_marker("connection_agnostic")]
@@ -289,8 +291,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def _spark4() -> bool:
-    return installed_pyspark_version().startswith("4.")
+def _home_line() -> bool:
+    """The Spark line constraints.txt installs (jar_releases.HOME_LINE), not the
+    compatibility line nor the newest Spark's lane."""
+    return spark_line(installed_pyspark_version()) == HOME_LINE
 
 
 def _parquet_only(item) -> bool:

@@ -19,9 +19,8 @@ from dbt.adapters.jammi.engine.jar_releases import (
     [
         ("3.5.7", "io.delta:delta-spark_2.12:3.3.3", "delta-spark3.5"),
         ("3.5.0-SNAPSHOT", "io.delta:delta-spark_2.12:3.3.3", "delta-spark3.5"),
-        ("4.0.1", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4.0"),
-        ("4.0.5 abc123", "io.delta:delta-spark_2.13:4.0.1", "delta-spark4.0"),
-        ("4.1.0", "io.delta:delta-spark_4.1_2.13:4.1.0", None),
+        ("4.1.4", "io.delta:delta-spark_2.13:4.3.1", "delta-spark4.1"),
+        ("4.1.0 abc123", "io.delta:delta-spark_2.13:4.3.1", "delta-spark4.1"),
     ],
 )
 def test_delta_release_per_spark_line(spark, package, folder):
@@ -40,7 +39,6 @@ def test_delta_jars_are_the_package_and_delta_storage():
     "spark, package",
     [
         ("3.5.7", "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0"),
-        ("4.0.5", "org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0"),
         ("4.1.4", "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"),
     ],
 )
@@ -50,7 +48,7 @@ def test_iceberg_runtime_per_spark_line(spark, package):
     assert release.jars == (package,)
 
 
-@pytest.mark.parametrize("spark", ["4.3.0", "3.4.1", "", "unknown"])
+@pytest.mark.parametrize("spark", ["4.3.0", "4.0.5", "3.4.1", "", "unknown"])
 def test_no_delta_release_for_other_lines(spark):
     assert delta_release(spark) is None
 
@@ -58,11 +56,10 @@ def test_no_delta_release_for_other_lines(spark):
 def test_make_jars_fetches_each_release_with_a_cache_folder_once():
     folders = [r.jars_dir for r in FETCHED_RELEASES]
     assert folders == [
+        "delta-spark4.1",
         "delta-spark3.5",
-        "delta-spark4.0",
-        "iceberg-spark3.5",
-        "iceberg-spark4.0",
         "iceberg-spark4.1",
+        "iceberg-spark3.5",
         "spark-connect3.5",
     ]
 
@@ -99,19 +96,21 @@ def test_spark_line_and_hint():
     assert spark_line("x") == ""
     hint = packages_hint()
     assert "Spark 3.5: io.delta:delta-spark_2.12:3.3.3" in hint
-    assert "Spark 4.0: io.delta:delta-spark_2.13:4.0.1" in hint
+    assert "Spark 4.1: io.delta:delta-spark_2.13:4.3.1" in hint
+    assert "4.0" not in hint  # past its end of life: no release is offered
 
 
-def test_package_for_falls_back_to_spark_35s_release():
-    assert package_for("4.0.5") == "io.delta:delta-spark_2.13:4.0.1"
-    assert package_for("4.3.0") == "io.delta:delta-spark_2.12:3.3.3"
+def test_package_for_falls_back_to_the_home_lines_release():
+    assert package_for("4.0.5") == "io.delta:delta-spark_2.13:4.3.1"
+    assert package_for("4.3.0") == "io.delta:delta-spark_2.13:4.3.1"
+    assert package_for("3.5.7") == "io.delta:delta-spark_2.12:3.3.3"
 
 
-def test_integration_projects_delta_profile_names_spark_35s_release():
+def test_integration_projects_delta_profile_names_the_home_lines_release():
     from pathlib import Path
 
     profiles = Path(__file__).parents[3] / "integration_project" / "profiles.yml"
-    default = f"env_var('JAMMI_DELTA_PACKAGES', '{package_for('3.5.7')}')"
+    default = f"env_var('JAMMI_DELTA_PACKAGES', '{package_for('4.1.4')}')"
     assert default in profiles.read_text()
 
 
@@ -119,7 +118,8 @@ def test_iceberg_coordinates_for_the_lane_and_the_hint():
     assert (
         iceberg_package_for("3.5.7") == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0"
     )
-    assert iceberg_package_for("9.9.0") == iceberg_package_for("3.5.7")  # Spark's own error
-    assert "Spark 4.0: org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.11.0" in (
+    assert iceberg_package_for("9.9.0") == iceberg_package_for("4.1.4")  # Spark's own error
+    assert "Spark 4.1: org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0" in (
         iceberg_packages_hint()
     )
+    assert "4.0" not in iceberg_packages_hint()

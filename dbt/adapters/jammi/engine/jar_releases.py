@@ -10,15 +10,17 @@ them first (its ``local-m2-cache``), and copies the jars into ``.jars/<jars_dir>
 script and the file_format error pick releases here; users copy the coordinates from
 docs/compatibility.md's version table.
 
-Why these versions (checked against Maven Central, 2026-11-24):
-- Spark 3.5: Delta 3.3.3, the newest 3.x (built on Spark 3.5.6); Delta 4.x needs Spark 4.
-- Spark 4.0: Delta 4.0.1, the newest 4.0.x. Delta 4.1 and later build for Spark 4.1 by
-  default (``delta-spark_2.13``), and for Spark 4.0 under ``delta-spark_4.0_2.13``.
-- Iceberg: 1.12.0 for Spark 3.5; 1.11.0 for Spark 4.0 (the last release with a 4.0
-  runtime; 1.12 builds for Spark 4.1).
+Why these versions (checked against Maven Central, 2026-12-02; docs/compatibility.md):
+- Spark 4.1, the home line: Delta 4.3.1 (``delta-spark_2.13``, built on Spark 4.1) and
+  Iceberg 1.12.0 (``iceberg-spark-runtime-4.1_2.13``), the newest runtimes of each; no
+  format publishes one for Spark 4.2 or 4.3 yet, so 4.1 is the newest line both run on.
+- Spark 3.5, the compatibility line: Delta 3.3.3, the newest 3.x (built on Spark 3.5.6);
+  Iceberg 1.12.0's 3.5 runtime.
 - Spark Connect's server: for Spark 3.5 a separate artifact of Spark's own release
   (``spark-connect_2.12`` at the pinned PySpark's 3.5.7; the connect lane starts it,
   scripts/connect_server.py); Spark 4 ships it in its distribution and PySpark's jars.
+  Delta's Connect server plugin (``delta-connect-server``) is not served by the Maven
+  Central this project's machines reach, so Delta over Connect has no release here.
 """
 
 from __future__ import annotations
@@ -55,20 +57,20 @@ def _iceberg(spark_line: str, scala: str, version: str) -> JarRelease:
     return JarRelease(spark_line, package, (package,), f"iceberg-spark{spark_line}")
 
 
+# The line constraints.txt installs, and the one an unknown line's hint falls back to.
+HOME_LINE = "4.1"
+# The older line kept working for platforms that still run it (constraints-spark35.txt).
+COMPATIBILITY_LINE = "3.5"
+
+# The home line first: an unknown Spark line is offered its coordinates.
 DELTA_RELEASES: tuple[JarRelease, ...] = (
+    _delta("4.1", "2.13", "4.3.1", fetched=True),
     _delta("3.5", "2.12", "3.3.3", fetched=True),
-    _delta("4.0", "2.13", "4.0.1", fetched=True),
-    # Built for Spark 4.1, naming the Spark line in its artifact; no lane runs 4.1.
-    _delta("4.1", "4.1_2.13", "4.1.0", fetched=False),
 )
 
-# Spark 3.5's runs in the Iceberg lanes; Spark 4.1's (Iceberg's newest Spark 4 runtime
-# served, 2026-11-28) in `make spark4-iceberg`; Spark 4.0's last runtime (1.11.0) is
-# smoke-tested by `make iceberg-probe SPARK4_DELTA=1`.
 ICEBERG_RELEASES: tuple[JarRelease, ...] = (
-    _iceberg("3.5", "2.12", "1.12.0"),
-    _iceberg("4.0", "2.13", "1.11.0"),
     _iceberg("4.1", "2.13", "1.12.0"),
+    _iceberg("3.5", "2.12", "1.12.0"),
 )
 
 # Spark 3.5's Connect server (Spark 4 bundles it): the jar a server is started with, on
@@ -100,7 +102,7 @@ def spark_line(spark_version: str) -> str:
 
 def delta_release(spark_version: str) -> Optional[JarRelease]:
     """The Delta release for this Spark version, or None when Delta has none for it
-    (e.g. Spark 4.2 and 4.3 when this was written)."""
+    (Spark 4.2 and 4.3 when this was written)."""
     return _release_for(DELTA_RELEASES, spark_version)
 
 
@@ -121,15 +123,15 @@ def _release_for(releases: tuple[JarRelease, ...], spark_version: str) -> Option
 
 
 def package_for(spark_version: str) -> str:
-    """Delta's Maven coordinates for this Spark version (Spark 3.5's release when Delta
-    has none for it: loading then fails with Delta's own message)."""
+    """Delta's Maven coordinates for this Spark version (the home line's release when
+    Delta has none for it: loading then fails with Delta's own message)."""
     release = delta_release(spark_version)
     return (release or DELTA_RELEASES[0]).package
 
 
 def iceberg_package_for(spark_version: str) -> str:
-    """Iceberg's runtime coordinates for this Spark version (Spark 3.5's runtime when
-    Iceberg has none for it: loading then fails with Spark's own message)."""
+    """Iceberg's runtime coordinates for this Spark version (the home line's runtime
+    when Iceberg has none for it: loading then fails with Spark's own message)."""
     release = iceberg_release(spark_version)
     return (release or ICEBERG_RELEASES[0]).package
 
