@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate spark4-gate spark4-smoke spark4-types spark4-connect-smoke test-quick spark4-delta-types cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark4-lane spark4-unit spark4-functional spark4-demo spark4-thrift spark4-connect-lane spark4-delta-lane spark4-check spark4-venv spark4-features spark4-iceberg spark4-connect-check
+.PHONY: functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark35-venv spark35-unit spark35-functional spark35-delta-lane spark35-iceberg-lane spark35-smoke spark35-delta-gate spark35-iceberg-gate spark35-gate spark35-lane spark43-venv spark43-unit spark43-features spark43-connect-smoke spark43-lane
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -211,19 +211,19 @@ test-quick: lint unit
 	@$(MAKE) --no-print-directory java-check
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider -m smoke $(PYTEST_ARGS)
 
-# Spark 4 (docs/spark4.md): the same code in two more environments, each constraints.txt
-# with the PySpark pins of constraints-spark4*.txt. `make test` runs spark4-check (below);
-# the whole lane (about 50 minutes on 2 cores) runs nightly in CI
-# (.github/workflows/spark4-lane.yml).
-#   .venv-spark4        newest PySpark 4.x: unit, functional (dbt-tests-adapter suites
-#                       included), the integration project, the Thrift lane
-#   .venv-spark4-delta  PySpark 4.0.x with Delta Lake 4.0.1 (`make jars`): the Delta lane
-SPARK4_VENV ?= .venv-spark4
-SPARK4_DELTA_VENV ?= .venv-spark4-delta
-SPARK4_ICEBERG_VENV ?= .venv-spark4-iceberg
-S4 := $(SPARK4_VENV)/bin
-S4D := $(SPARK4_DELTA_VENV)/bin
-S4I := $(SPARK4_ICEBERG_VENV)/bin
+# The other Spark lines (docs/compatibility.md): the home line, Spark 4.1, is .venv
+# (constraints.txt) and every lane above. Two more environments take constraints.txt
+# with the pins of their own constraints file:
+#   .venv-spark35  the compatibility line, Spark 3.5 with Delta 3.3.3 and Iceberg's 3.5
+#                  runtime: a gate slice (spark35-gate) and, in `make test-full`, its
+#                  unit, functional, Delta and Iceberg lanes (spark35-lane)
+#   .venv-spark43  the newest Spark, 4.3, which no table format publishes a runtime for
+#                  yet: unit, the parquet feature tests with a Spark-specific path and
+#                  the smoke tests, and the Connect smoke (spark43-lane, in test-full)
+SPARK35_VENV ?= .venv-spark35
+SPARK43_VENV ?= .venv-spark43
+S35 := $(SPARK35_VENV)/bin
+S43 := $(SPARK43_VENV)/bin
 
 # $(1): the environment's directory; $(2): the pins (PySpark, py4j, and what its Connect
 # client needs) replacing those of constraints.txt.
@@ -236,117 +236,82 @@ define pinned_venv
 	touch $(1)/.installed
 endef
 
-$(SPARK4_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4.txt
-	$(call pinned_venv,$(SPARK4_VENV),constraints-spark4.txt)
+$(SPARK35_VENV)/.installed: pyproject.toml constraints.txt constraints-spark35.txt
+	$(call pinned_venv,$(SPARK35_VENV),constraints-spark35.txt)
 
-$(SPARK4_DELTA_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-delta.txt
-	$(call pinned_venv,$(SPARK4_DELTA_VENV),constraints-spark4-delta.txt)
+$(SPARK43_VENV)/.installed: pyproject.toml constraints.txt constraints-spark43.txt
+	$(call pinned_venv,$(SPARK43_VENV),constraints-spark43.txt)
 
-$(SPARK4_ICEBERG_VENV)/.installed: pyproject.toml constraints.txt constraints-spark4-iceberg.txt
-	$(call pinned_venv,$(SPARK4_ICEBERG_VENV),constraints-spark4-iceberg.txt)
+spark35-venv: $(SPARK35_VENV)/.installed
+spark43-venv: $(SPARK43_VENV)/.installed
 
-spark4-unit: $(SPARK4_VENV)/.installed
-	$(S4)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
+spark35-unit: $(SPARK35_VENV)/.installed
+	$(S35)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
 
-spark4-functional: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	$(S4)/pytest tests/functional -q -rs -p no:cacheprovider $(PYTEST_ARGS)
+spark35-functional: $(SPARK35_VENV)/.installed
+	@$(S35)/python scripts/check_java.py
+	$(S35)/pytest tests/functional -q -rs -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
 
-# Its own session state (.spark-spark4): the 3.5 demo's tables stay where they are.
-spark4-demo: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	cd integration_project && JAMMI_SESSION_DIR=.spark-spark4 \
-	  ../$(S4)/dbt build --profiles-dir . --project-dir . --target-path target-spark4
+spark35-delta-lane: $(SPARK35_VENV)/.installed jars
+	@$(S35)/python scripts/check_java.py
+	@$(S35)/python scripts/delta_lane.py
 
-spark4-thrift: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	@$(S4)/python scripts/thrift_server.py lane
+spark35-iceberg-lane: $(SPARK35_VENV)/.installed jars
+	@$(S35)/python scripts/check_java.py
+	@$(S35)/python scripts/iceberg_lane.py
 
-spark4-delta-lane: $(SPARK4_DELTA_VENV)/.installed jars
-	@$(S4D)/python scripts/check_java.py
-	@$(S4D)/python scripts/delta_lane.py
+# The compatibility line's gate slice: one smoke test per materialization on parquet,
+# then the Delta and Iceberg slices that differ by line (lane_map.GATE_SLICES
+# spark35-delta, spark35-iceberg: Iceberg's counted change set on 3.5).
+spark35-smoke: $(SPARK35_VENV)/.installed
+	@$(S35)/python scripts/check_java.py
+	@$(S35)/python scripts/lane_map.py slice spark35-smoke -m smoke
 
-# The connect lane on Spark 4 (PySpark 4.x bundles the Connect server), in the nightly
-# spark4-lane; spark4-check (so `make test`) ends with its check: no integration-project
-# build, only the lane's tests with a Spark-4-specific path (CHECK_MARKS in
-# scripts/connect_server.py: the Connect client, Python models' DataFrames, plan readers,
-# error conversion) and the smoke tests.
-spark4-connect-lane: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	@$(S4)/python scripts/connect_server.py lane
+spark35-delta-gate: $(SPARK35_VENV)/.installed jars
+	@$(S35)/python scripts/check_java.py
+	@$(S35)/python scripts/delta_lane.py --gate
 
-spark4-connect-check: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	@$(S4)/python scripts/connect_server.py lane --check
+spark35-iceberg-gate: $(SPARK35_VENV)/.installed jars
+	@$(S35)/python scripts/check_java.py
+	@$(S35)/python scripts/iceberg_lane.py --gate
 
-spark4-lane:
-	@$(PYTHON) scripts/lane_report.py spark4-unit spark4-functional spark4-demo spark4-thrift \
-	  spark4-connect-lane spark4-delta-lane
+spark35-gate:
+	@$(PYTHON) scripts/lane_report.py --name spark35-gate spark35-venv spark35-smoke \
+	  spark35-delta-gate spark35-iceberg-gate
 
-# The Spark 4 check of every change (part of `make test`; docs/spark4.md): .venv-spark4
-# (installed when missing), tests/unit, then the feature tests with a Spark-4-specific
-# path (marked spark4_path) and one smoke test per materialization, on PySpark 4.3's
-# embedded session, parquet, with ANSI on and asserted (JAMMI_TEST_ANSI,
-# tests/conftest.py), then the same marks of the connect lane on a Spark 4 Connect server
-# (spark4-connect-check). One summary with each step's counts and minutes; every other
-# feature test runs on Spark 4 in the nightly spark4-lane.
-SPARK4_CHECK_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
-SPARK4_CHECK_MARKS ?= spark4_path or smoke
-spark4-check:
-	@$(PYTHON) scripts/lane_report.py --name spark4-check spark4-venv spark4-unit spark4-features \
-	  spark4-delta-types spark4-iceberg spark4-connect-check
+spark35-lane:
+	@$(PYTHON) scripts/lane_report.py --name spark35-lane spark35-venv spark35-unit \
+	  spark35-functional spark35-delta-lane spark35-iceberg-lane
 
-# Spark 4's own types on Delta 4 (PySpark 4.0 with Delta 4.0.1, `make jars`): a variant
-# value column under Delta's variantType feature, exact casts with ANSI on, and Delta 4's
-# type widening (int to bigint and beyond).
-spark4-delta-types: $(SPARK4_DELTA_VENV)/.installed jars
-	@$(S4D)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4D)/python scripts/delta_lane.py \
-	  tests/functional/mutable_table/test_spark4_types.py \
-	  tests/functional/mutable_table/test_exact_casts.py \
-	  tests/functional/mutable_table/test_schema_evolution.py
+# The newest Spark (4.3) on parquet with ANSI on (asserted: JAMMI_TEST_ANSI,
+# tests/conftest.py): the feature tests with a Spark-specific path (marked spark4_path)
+# and the smoke tests, then the smoke tests over a Spark 4.3 Connect server.
+SPARK43_TESTS ?= tests/functional/mutable_table tests/functional/scd2 tests/functional/topic
+SPARK43_MARKS ?= spark4_path or smoke
+spark43-unit: $(SPARK43_VENV)/.installed
+	$(S43)/pytest tests/unit -q -p no:cacheprovider $(PYTEST_ARGS)
 
-# Iceberg on Spark 4: PySpark 4.1 (.venv-spark4-iceberg) with Iceberg's newest Spark 4
-# runtime, iceberg-spark-runtime-4.1_2.13 (Maven coordinates, jar_releases.py), ANSI on:
-# the Iceberg lane's gate slice (the MERGE applier, its conflict re-plan, the refusals, a
-# topic on an Iceberg session).
-spark4-iceberg: $(SPARK4_ICEBERG_VENV)/.installed jars
-	@$(S4I)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4I)/python scripts/iceberg_lane.py --gate
-
-spark4-venv: $(SPARK4_VENV)/.installed
-
-# Spark 4 with ANSI on: unit, one smoke test per materialization, every Spark type, and
-# the smoke tests over a Spark 4 Connect server.
-spark4-gate:
-	@$(PYTHON) scripts/lane_report.py --name spark4-gate spark4-venv spark4-unit spark4-smoke \
-	  spark4-types spark4-connect-smoke
-
-spark4-smoke: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4)/python scripts/lane_map.py slice spark4-smoke -m smoke
-
-spark4-types: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4)/python scripts/lane_map.py slice spark4-types -m spark4_path
-
-spark4-connect-smoke: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	@$(S4)/python scripts/connect_server.py lane --check --marks smoke
-
-spark4-features: $(SPARK4_VENV)/.installed
-	@$(S4)/python scripts/check_java.py
-	JAMMI_TEST_ANSI=true $(S4)/pytest $(SPARK4_CHECK_TESTS) -m "$(SPARK4_CHECK_MARKS)" -q -rs \
+spark43-features: $(SPARK43_VENV)/.installed
+	@$(S43)/python scripts/check_java.py
+	JAMMI_TEST_ANSI=true $(S43)/pytest $(SPARK43_TESTS) -m "$(SPARK43_MARKS)" -q -rs \
 	  -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
 
+spark43-connect-smoke: $(SPARK43_VENV)/.installed
+	@$(S43)/python scripts/check_java.py
+	@$(S43)/python scripts/connect_server.py lane --check --marks smoke
+
+spark43-lane:
+	@$(PYTHON) scripts/lane_report.py --name spark43-lane spark43-venv spark43-unit \
+	  spark43-features spark43-connect-smoke
+
 # Iceberg's runtime for the installed Spark line on a local session (scripts/iceberg_probe.py):
-# a smoke test of `make jars`' Iceberg releases, not in `make test`. SPARK4_DELTA=1: on
-# PySpark 4.0 (.venv-spark4-delta), the Spark line of the 4.0 runtime.
-ICEBERG_PYTHON = $(if $(SPARK4_DELTA),$(S4D),$(BIN))/python
-iceberg-probe: jars $(if $(SPARK4_DELTA),$(SPARK4_DELTA_VENV)/.installed)
+# a smoke test of `make jars`' Iceberg releases, not in `make test`. SPARK35=1: on the
+# compatibility line (.venv-spark35), with Iceberg's 3.5 runtime.
+ICEBERG_PYTHON = $(if $(SPARK35),$(S35),$(BIN))/python
+iceberg-probe: jars $(if $(SPARK35),$(SPARK35_VENV)/.installed)
 	@$(ICEBERG_PYTHON) scripts/iceberg_probe.py
 
 clean:
-	rm -rf .jars $(VENV) $(SPARK4_VENV) $(SPARK4_DELTA_VENV) $(SPARK4_ICEBERG_VENV) integration_project/.spark \
-	  integration_project/.spark-spark4 integration_project/.spark-iceberg integration_project/target integration_project/target-spark4 \
+	rm -rf .jars $(VENV) $(SPARK35_VENV) $(SPARK43_VENV) integration_project/.spark \
+	  integration_project/.spark-delta integration_project/.spark-iceberg integration_project/target \
 	  integration_project/logs

@@ -9,7 +9,7 @@ copies it into .jars/), on Spark 4 it is among PySpark's jars.
 
 Usage:
   python scripts/connect_server.py lane              # the `make connect-lane` lane
-  python scripts/connect_server.py lane --check      # spark4-check's step (CHECK_MARKS)
+  python scripts/connect_server.py lane --check      # spark43-lane's step (CHECK_MARKS)
   python scripts/connect_server.py run -- CMD ...    # a server around one command
 Both export JAMMI_CONNECT_URL (sc://127.0.0.1:<port>) to what they run.
 """
@@ -59,16 +59,16 @@ CONNECT_LANE_TESTS = (
     "tests/functional/topic/test_topic_consumers.py",
     "tests/functional/python_models",
 )
-# `lane --races` (make connect-lane, Spark 3.5): two dbt processes racing on one
+# `lane --races` (make connect-lane, the home line): two dbt processes racing on one
 # mutable_table or topic over Connect (tests/process/harness.py reads through a remote
 # session there): one commits, the other re-plans or fails clearly, 0 lost updates.
 CONNECT_RACE_TESTS = ("tests/process/test_thrift_races.py",)
 # `lane --iceberg-rest`: those races and an identity column's on Iceberg, the server's
 # default catalog Iceberg's REST catalog server.
 CONNECT_REST_RACE_TESTS = (*CONNECT_RACE_TESTS, "tests/process/test_identity_races.py")
-# `lane --check` (make spark4-connect-check, in spark4-check): Spark 4's Connect server
-# runs what has a Spark-4-specific path; make connect-lane runs the rest on Spark 3.5,
-# and the nightly spark4-lane runs the whole lane on Spark 4.
+# `lane --check` (make spark43-connect-smoke, in spark43-lane, with `--marks smoke`): the
+# newest Spark's Connect server runs what has a Spark-specific path; make connect-lane
+# runs the whole lane on the home line.
 CHECK_MARKS = "spark4_path or smoke"
 
 

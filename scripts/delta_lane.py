@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from fetch_jars import jars_dir  # scripts/ is this script's directory
-from lane_map import GATE_SLICES
+from lane_map import GATE_SLICES, gate_slice_name
 
 from dbt.adapters.jammi.engine.jar_releases import (
     delta_release,
@@ -119,9 +119,9 @@ def main(argv: list[str]) -> int:
         return 1 if os.environ.get("JAMMI_DELTA_REQUIRED") == "1" else 0
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="delta")
     only = "not thrift and not dbt_spark_suite"
-    # test paths on the command line: only those (make spark4-delta-types)
+    # test paths on the command line: only those
     named = [a for a in argv if not a.startswith("--")]
-    selected = named or (GATE_SLICES["delta"] if gate else TESTS)
+    selected = named or (GATE_SLICES[gate_slice_name("delta", spark)] if gate else TESTS)
     tests = [*selected, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", only]
     print(
         f"delta lane: {'the gate slice of ' if gate else ''}the feature tests with "

@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from fetch_jars import jars_dir  # scripts/ is this script's directory
-from lane_map import GATE_SLICES
+from lane_map import GATE_SLICES, gate_slice_name
 
 from dbt.adapters.jammi.engine.jar_releases import (
     iceberg_package_for,
@@ -176,8 +176,7 @@ def main(argv: list[str]) -> int:
     if problem:
         return skipped(f"Iceberg is not available on this machine ({problem})")
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="iceberg")
-    # on Spark 4 the gate's slice adds the batch-sourced MERGE's tests (Spark >= 4.1)
-    slice_name = "spark4-iceberg" if spark.startswith("4.") else "iceberg"
+    slice_name = gate_slice_name("iceberg", spark)
     selected = REST_TESTS if rest else GATE_SLICES[slice_name] if gate else TESTS
     tests = [*selected, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", ONLY]
     print(

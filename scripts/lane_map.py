@@ -34,8 +34,9 @@ FULL_LANES = (
     "delta-lane",
     "functional",
     "crash-lane",
+    "spark35-lane",
     "iceberg-lane",
-    "spark4-check",
+    "spark43-lane",
     "connect-lane",
     "thrift-iceberg-lane",
     "checks",
@@ -49,8 +50,9 @@ EVERY_NAMED_LANE = (
     "delta-lane",
     "functional",
     "crash-lane",
+    "spark35-lane",
     "iceberg-lane",
-    "spark4-check",
+    "spark43-lane",
     "cluster-fault-lane",
     "thrift-delta-lane",
     "connect-lane",
@@ -63,7 +65,7 @@ EVERY_NAMED_LANE = (
 # and the fault slice on one standalone cluster.
 GATE_LANES = (
     "functional-gate",
-    "spark4-gate",
+    "spark35-gate",
     "cluster-gate",
     "delta-gate",
     "iceberg-gate",
@@ -100,20 +102,12 @@ GATE_SLICES: dict[str, tuple[str, ...]] = {
         f"{MUTABLE}/test_delta_merge_conflicts.py",
         "tests/functional/adapter/test_delta_from_maven.py",
     ),
-    # The MERGE applier on Iceberg, its conflict re-plan, what Iceberg refuses, and a topic
-    # stored in Iceberg: its publishes and its offset claim raced.
+    # The MERGE applier on Iceberg, where an existing table takes the batch-sourced MERGE
+    # and its counts come from its own snapshot (commit/iceberg_merge.py): the run report's
+    # counts, a snapshot feed's deletes, the checks inside the MERGE and a re-delivered
+    # batch collapsed; its conflict re-plan, what Iceberg refuses, and a topic stored in
+    # Iceberg: its publishes and its offset claim raced.
     "iceberg": (
-        f"{MUTABLE}/test_mutable_upsert.py::TestMutableUpsert::test_upsert_delete_and_idempotence",
-        f"{MUTABLE}/test_delta_merge_conflicts.py",
-        f"{MUTABLE}/test_iceberg_refusals.py",
-        "tests/functional/topic/test_topic_publish.py",
-        "tests/functional/topic/test_topic_concurrency.py",
-    ),
-    # The same on Spark 4.1 (spark4-check), where an existing table takes the batch-sourced
-    # MERGE and its counts come from its own snapshot (commit/iceberg_merge.py): the run
-    # report's counts, a snapshot feed's deletes, the checks inside the MERGE and a
-    # re-delivered batch collapsed.
-    "spark4-iceberg": (
         f"{MUTABLE}/test_mutable_upsert.py::TestMutableUpsert::test_upsert_delete_and_idempotence",
         f"{MUTABLE}/test_mutable_upsert.py::TestMutableUpsert::test_hard_deletes",
         f"{MUTABLE}/test_run_results.py::TestRunResults::test_mutable_table_counts_and_version",
@@ -144,14 +138,29 @@ GATE_SLICES: dict[str, tuple[str, ...]] = {
     ),
     # One kill point (JAMMI_CRASH_KILL_FRACTIONS, JAMMI_ROLLBACK_KILL_FRACTIONS).
     "crash": ("tests/process/test_crash_recovery.py",),
-    # Spark 4 with ANSI on: one smoke test per materialization, then every Spark type.
-    "spark4-smoke": (f"{MUTABLE}", "tests/functional/scd2", "tests/functional/topic"),
-    "spark4-types": (
-        f"{MUTABLE}/test_spark_types.py",
-        f"{MUTABLE}/test_spark4_types.py",
-        f"{MUTABLE}/test_exact_casts.py",
+    # The compatibility line, Spark 3.5 (spark35-gate): one smoke test per materialization
+    # on parquet (`-m smoke`), the Delta 3.3 MERGE applier with the path users take, and
+    # Iceberg's counted change set (Spark 3.5 counts the change set before the MERGE).
+    "spark35-smoke": (f"{MUTABLE}", "tests/functional/scd2", "tests/functional/topic"),
+    "spark35-delta": (
+        f"{MUTABLE}/test_mutable_upsert.py::TestMutableUpsert::test_upsert_delete_and_idempotence",
+        "tests/functional/adapter/test_delta_from_maven.py",
+    ),
+    "spark35-iceberg": (
+        f"{MUTABLE}/test_mutable_upsert.py::TestMutableUpsert::test_upsert_delete_and_idempotence",
+        f"{MUTABLE}/test_run_results.py::TestRunResults::test_mutable_table_counts_and_version",
     ),
 }
+
+
+def gate_slice_name(file_format: str, spark_version: str) -> str:
+    """The gate slice of the Delta or Iceberg lane for this Spark version: the home
+    line's (``delta``, ``iceberg``), or the compatibility line's (``spark35-...``)."""
+    from dbt.adapters.jammi.engine.jar_releases import COMPATIBILITY_LINE, spark_line
+
+    line = spark_line(spark_version)
+    return f"spark35-{file_format}" if line == COMPATIBILITY_LINE else file_format
+
 
 # A slice's settings: the crash slice's one kill point (a fraction of a measured run) and
 # no rollback kill; the fault slice's first fault point of each scenario; two rounds of
@@ -163,6 +172,9 @@ GATE_SLICE_ENV: dict[str, dict[str, str]] = {
 }
 
 EVERY_LANE = EVERY_NAMED_LANE
+# The other Spark lines' lanes: what a Spark-version-specific path runs on besides the
+# home line (docs/compatibility.md).
+COMPAT_LANES = ("spark35-lane", "spark43-lane")
 MUTABLE_LANES = ("functional", "delta-lane", "iceberg-lane")
 MERGE_LANES = ("delta-lane", "iceberg-lane", "thrift-delta-lane", "thrift-iceberg-lane")
 REWRITE_LANES = ("functional", "crash-lane", "cluster-fault-lane", "thrift-lane")
@@ -189,7 +201,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tests/conftest.py", EVERY_LANE),
     ("scripts/test_lanes.py", EVERY_LANE),
     ("scripts/lane_map.py", ("checks",)),
-    ("scripts/lane_report.py", ("spark4-check",)),
+    ("scripts/lane_report.py", COMPAT_LANES),
     ("scripts/check_java.py", EVERY_LANE),
     ("scripts/fetch_jars.py", JAR_LANES),
     ("scripts/hive_lock_tables.py", ("iceberg-lane", "thrift-iceberg-lane")),
@@ -197,7 +209,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts/delta_lane.py", ("delta-lane",)),
     ("scripts/iceberg_lane.py", ("iceberg-lane",)),
     ("scripts/iceberg_rest_catalog.py", ("iceberg-lane", "thrift-iceberg-lane", "connect-lane")),
-    ("scripts/connect_server.py", ("connect-lane", "spark4-check")),
+    ("scripts/connect_server.py", ("connect-lane", "spark43-lane")),
     ("scripts/spark_cluster.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
     (
         "scripts/spark_thrift_server.py",
@@ -210,19 +222,19 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts/thrift_lane.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
     ("scripts/docs_lineage_check.py", ("checks",)),
     ("scripts/browser/*", ("checks",)),
-    ("constraints-spark4*.txt", ("spark4-check",)),
-    (".ci/spark4", ("spark4-check",)),
-    (".github/*", ("spark4-check",)),
+    ("constraints-spark35.txt", ("spark35-lane",)),
+    ("constraints-spark43.txt", ("spark43-lane",)),
+    (".github/*", COMPAT_LANES),
     # The adapter's own modules.
     ("dbt/adapters/jammi/__init__.py", ("functional",)),
     ("dbt/adapters/jammi/__version__.py", ("functional",)),
     ("dbt/include/jammi/__init__.py", ("functional",)),
     ("dbt/adapters/jammi/impl.py", (*MUTABLE_LANES, *REMOTE_LANES)),
-    ("dbt/adapters/jammi/connections.py", ("functional", *REMOTE_LANES, "spark4-check")),
+    ("dbt/adapters/jammi/connections.py", ("functional", *REMOTE_LANES, *COMPAT_LANES)),
     ("dbt/adapters/jammi/credentials.py", ("functional", *REMOTE_LANES)),
-    ("dbt/adapters/jammi/common/*", (*MUTABLE_LANES, "spark4-check")),
+    ("dbt/adapters/jammi/common/*", (*MUTABLE_LANES, *COMPAT_LANES)),
     ("dbt/adapters/jammi/common/connect_url.py", ("connect-lane",)),
-    ("dbt/adapters/jammi/engine/*", ("functional", "spark4-check")),
+    ("dbt/adapters/jammi/engine/*", ("functional", *COMPAT_LANES)),
     ("dbt/adapters/jammi/engine/connect.py", ("connect-lane",)),
     ("dbt/adapters/jammi/engine/hive_compat.py", ("thrift-lane",)),
     ("dbt/adapters/jammi/engine/commit_conflicts.py", MERGE_LANES),
@@ -231,15 +243,15 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/engine/session.py", ("crash-lane",)),
     ("dbt/adapters/jammi/engine/spark_errors.py", REMOTE_LANES),
     ("dbt/adapters/jammi/mutable_table/*", MUTABLE_LANES),
-    ("dbt/adapters/jammi/mutable_table/column_types.py", ("spark4-check",)),
-    ("dbt/adapters/jammi/mutable_table/exact_casts.py", ("spark4-check",)),
+    ("dbt/adapters/jammi/mutable_table/column_types.py", (*COMPAT_LANES,)),
+    ("dbt/adapters/jammi/mutable_table/exact_casts.py", (*COMPAT_LANES,)),
     ("dbt/adapters/jammi/mutable_table/redelivery.py", MERGE_LANES),
     ("dbt/adapters/jammi/mutable_table/adoption.py", MERGE_LANES),
-    ("dbt/adapters/jammi/mutable_table/schema_evolution.py", (*MERGE_LANES, "spark4-check")),
+    ("dbt/adapters/jammi/mutable_table/schema_evolution.py", (*MERGE_LANES, *COMPAT_LANES)),
     ("dbt/adapters/jammi/mutable_table/commit/merge_commit.py", MERGE_LANES),
-    # Iceberg's batch-sourced MERGE runs on Spark >= 4.1 only (spark4-check's Iceberg step)
-    ("dbt/adapters/jammi/mutable_table/commit/iceberg_merge.py", (*MERGE_LANES, "spark4-check")),
-    ("dbt/adapters/jammi/mutable_table/commit/run_plan.py", (*MERGE_LANES, "spark4-check")),
+    # Iceberg's batch-sourced MERGE runs on Spark >= 4.1; 3.5 counts the change set first
+    ("dbt/adapters/jammi/mutable_table/commit/iceberg_merge.py", (*MERGE_LANES, *COMPAT_LANES)),
+    ("dbt/adapters/jammi/mutable_table/commit/run_plan.py", (*MERGE_LANES, *COMPAT_LANES)),
     ("dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/leftovers.py", REWRITE_LANES),
@@ -254,8 +266,8 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/versions/iceberg_*", ("thrift-iceberg-lane",)),
     ("dbt/adapters/jammi/python_models/*", ("functional", "delta-lane", "connect-lane")),
     ("dbt/adapters/jammi/tenancy/*", (*MUTABLE_LANES, *REMOTE_LANES)),
-    ("dbt/adapters/jammi/tenancy/plan_*.py", ("thrift-delta-lane", "spark4-check")),
-    ("dbt/adapters/jammi/tenancy/statement_plans.py", ("thrift-delta-lane", "spark4-check")),
+    ("dbt/adapters/jammi/tenancy/plan_*.py", ("thrift-delta-lane", *COMPAT_LANES)),
+    ("dbt/adapters/jammi/tenancy/statement_plans.py", ("thrift-delta-lane", *COMPAT_LANES)),
     ("dbt/adapters/jammi/topic/*", TOPIC_LANES),
     ("dbt/adapters/jammi/unit_testing/*", ("functional", "delta-lane")),
     # The macros.

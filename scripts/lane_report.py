@@ -1,10 +1,10 @@
 """Run several make targets one after another and print how each ended.
 
-`make spark4-lane` and `make spark4-check` use it: every step runs even when an earlier
-one failed (a failing Thrift step says nothing about the Delta lane), and the summary
-gives each step's exit code, minutes and, for a pytest step, its counts (pytest's last
-summary line: passed, failed, skipped, ...). The exit code is non-zero when any step
-failed.
+`make spark35-gate`, `make spark35-lane` and `make spark43-lane` use it: every step runs
+even when an earlier one failed (a failing Thrift step says nothing about the Delta
+lane), and the summary gives each step's exit code, minutes and, for a pytest step,
+its counts (pytest's last summary line: passed, failed, skipped, ...). The exit code is
+non-zero when any step failed.
 
     python scripts/lane_report.py [--name NAME] TARGET...
 """

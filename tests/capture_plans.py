@@ -1,9 +1,9 @@
 """Capture the printed plans the tenant guard's text reader is tested on (golden files).
 
-    .venv/bin/python -m tests.capture_plans parquet        # Spark 3.5 (the installed PySpark)
-    .venv/bin/python -m tests.capture_plans delta          # after `make jars`
-    .venv/bin/python -m tests.capture_plans iceberg
-    .venv-spark4/bin/python -m tests.capture_plans parquet # Spark 4
+    .venv-spark35/bin/python -m tests.capture_plans parquet # Spark 3.5 (make spark35-venv)
+    .venv-spark35/bin/python -m tests.capture_plans delta   # after `make jars`
+    .venv-spark35/bin/python -m tests.capture_plans iceberg
+    .venv-spark43/bin/python -m tests.capture_plans parquet # Spark 4 (make spark43-venv)
 
 For each case of tests/unit/tenancy/plan_cases.py that the format runs, the text of
 ``EXPLAIN EXTENDED <sql>`` (what a Thrift or Connect server prints, and what

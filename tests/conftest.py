@@ -17,7 +17,7 @@ Lanes, chosen with environment variables (the Makefile sets them):
                                         connect: JAMMI_CONNECT_URL, scripts/connect_server.py)
 - JAMMI_TEST_ANSI=true|false            the embedded session's `spark.sql.ansi.enabled`, set
                                         in the profile and asserted after every test that
-                                        used it (`make spark4-check` runs with true;
+                                        used it (`make spark43-features` runs with true;
                                         method: session only)
 """
 
@@ -222,8 +222,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "embedded_parquet_only: the embedded parquet lane on the home line runs it, the "
-        "Delta, Iceberg, Thrift and other Spark lines' lanes deselect it: a whole-project build (their own "
-        "tests cover its SQL paths), or SQL rendered offline (the same on every lane)",
+        "Delta, Iceberg, Thrift and other Spark lines' lanes deselect it: a whole-project "
+        "build (their own tests cover its SQL paths), or SQL rendered offline (the same on "
+        "every lane)",
     )
     config.addinivalue_line(
         "markers",
@@ -234,8 +235,8 @@ def pytest_configure(config):
         "markers",
         "spark4_path: has a Spark-4-specific path (ANSI-sensitive casts and arithmetic, "
         "Spark 4's types, the plan readers, PySpark 4's error conversion, its DataFrames "
-        "and Connect client); make spark4-check runs these and the smoke tests, make "
-        "spark4-lane runs everything",
+        "and Connect client); make spark43-lane runs these and the smoke tests on the "
+        "newest Spark; the home line runs everything",
     )
     config.addinivalue_line(
         "markers",

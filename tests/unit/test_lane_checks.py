@@ -1,5 +1,5 @@
 """The test lanes' own checks: JAMMI_TEST_ANSI (tests/conftest.py) and the counts
-scripts/lane_report.py shows in `make spark4-check`'s summary. Each must be able to fail."""
+scripts/lane_report.py shows in `make spark35-lane`'s summary. Each must be able to fail."""
 
 from __future__ import annotations
 

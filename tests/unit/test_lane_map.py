@@ -126,7 +126,7 @@ def test_each_slice_setting_is_read_by_its_tests():
         ("scripts/test_lanes.py", set(lane_map.FULL_LANES)),
         ("scripts/thrift_lane.py", {"cluster-lanes"}),
         ("tests/process/test_rollback_race.py", {"thrift-lane"}),
-        ("scripts/connect_server.py", {"connect-lane", "spark4-check"}),
+        ("scripts/connect_server.py", {"connect-lane", "spark43-lane"}),
     ],
 )
 def test_a_path_goes_to_the_lanes_that_test_it(path, needed):
@@ -148,9 +148,18 @@ def test_one_cluster_lane_alone_runs_alone():
     assert lane_map.lanes_for(["dbt/adapters/jammi/engine/hive_compat.py"]) == [
         "thrift-lane",
         "functional",
-        "spark4-check",
+        "spark35-lane",
+        "spark43-lane",
         "checks",
     ]
+
+
+def test_the_delta_and_iceberg_gate_slices_follow_the_spark_line():
+    assert lane_map.gate_slice_name("delta", "4.1.4") == "delta"
+    assert lane_map.gate_slice_name("iceberg", "4.1.4") == "iceberg"
+    assert lane_map.gate_slice_name("delta", "3.5.7") == "spark35-delta"
+    assert lane_map.gate_slice_name("iceberg", "3.5.7") == "spark35-iceberg"
+    assert {"spark35-delta", "spark35-iceberg", "spark35-smoke"} <= set(lane_map.GATE_SLICES)
 
 
 def test_lanes_come_in_the_full_matrix_order():

@@ -79,6 +79,36 @@ def test_the_merge_goes_to_the_branch_and_the_fast_forward_commits_it_with_its_t
     assert fake.statements[-1] == f"alter table s.items drop branch if exists {BRANCH}"
 
 
+def test_each_appended_table_is_refreshed_after_the_merge_and_before_its_append():
+    # A cached, stale read of the changelog's records numbered a version as the last
+    # committed run did (seen on a Thrift server's two sessions): the append reads fresh.
+    record = (
+        f"insert into s.items__jammi_changelog select '{branch_commit.HEAD_TAG}', "
+        "(select coalesce(max(_offset), 0) + 1 from s.items__jammi_changelog), 'dir'"
+    )
+    fake = FakeIceberg()
+    branch_commit.commit_on_branch(
+        fake, MERGE, "s.items", "Run-1", [INSERT, MARK, record], "items", False, "spark_catalog"
+    )
+    refreshed = [s for s in fake.statements if s.startswith("refresh table")]
+    assert refreshed == [
+        "refresh table s.items__jammi_tombstones",
+        "refresh table s.items__jammi_identity",
+        "refresh table s.items__jammi_changelog",
+    ]
+    merge = next(i for i, s in enumerate(fake.statements) if s.startswith("merge into"))
+    first_append = next(i for i, s in enumerate(fake.statements) if s.startswith("insert into"))
+    assert all(merge < fake.statements.index(r) < first_append for r in refreshed), fake.statements
+
+
+def test_appended_tables_are_named_once_and_other_statements_name_none():
+    staged = "insert overwrite directory '/t/_staging/x' using parquet select 1"
+    assert branch_commit.appended_tables([INSERT, staged, INSERT, MARK]) == [
+        "s.items__jammi_tombstones",
+        "s.items__jammi_identity",
+    ]
+
+
 def test_the_fast_forward_is_the_default_catalogs_procedure():
     fake = FakeIceberg()
     fake.catalog = "lake"

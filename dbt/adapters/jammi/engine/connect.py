@@ -98,7 +98,7 @@ def wait_for_server(url: ConnectUrl, timeout: float) -> None:
     from pyspark.sql.connect.client import core
 
     # PySpark 4 parses URLs in DefaultChannelBuilder; 3.5's ChannelBuilder takes the URL
-    builder = getattr(core, "DefaultChannelBuilder", core.ChannelBuilder)
+    builder: Any = getattr(core, "DefaultChannelBuilder", core.ChannelBuilder)
     try:
         channel = builder(url.render()).toChannel()
     except Exception as exc:

@@ -19,6 +19,17 @@ whose only commit to the table is the last:
    table after the branch was made (main is then no ancestor of the branch): a conflict,
    and the run re-plans, as for a refused MERGE.
 
+Step 2's appends may compute what they write from what their table holds (the
+changelog's next offset is one more than its highest committed one). A session's Iceberg
+catalog caches a table it has loaded (Iceberg's ``cache-enabled``, 30 s by default), and
+an append validates nothing against what it read: a stale read of the records table
+would number a version as the last committed run did, both rows would count, and one
+version's events would never be published. So every table step 2 appends to is
+refreshed after the branch is made and before its append: a run that committed before
+the branch was made had appended its records before its own fast-forward, so the fresh
+read holds them, and a run that commits after the branch was made refuses this run's
+fast-forward.
+
 A record counts when its tag is the id of a snapshot in the table's current ancestry
 (``t.history``), so a run killed before step 3 leaves records no reader takes, and one
 killed after it has committed both. A MERGE that changed nothing makes no snapshot: the
@@ -55,6 +66,20 @@ _CONFLICTS = (
     "Cannot use branch (does not exist)",
     "Ref does not exist",
 )
+
+
+# The table a record append writes to: ``insert into <table> ...``.
+_APPENDED_TABLE = re.compile(r"^\s*insert\s+into\s+([^\s(]+)", re.IGNORECASE)
+
+
+def appended_tables(records: Sequence[str]) -> list[str]:
+    """The tables ``records`` append to, each once, in order."""
+    tables: list[str] = []
+    for sql in records:
+        match = _APPENDED_TABLE.match(sql)
+        if match and match.group(1) not in tables:
+            tables.append(match.group(1))
+    return tables
 
 
 class BranchGone(Exception):
@@ -147,6 +172,8 @@ def commit_on_branch(
         if branch not in refs:
             raise BranchGone(branch)
         head = refs[branch]
+        for table in appended_tables(records):
+            run_sql(f"refresh table {table}")  # no cached, stale read (above)
         for sql in records:
             run_sql(sql.replace(HEAD_TAG, str(head)))
         if refs.get("main") != head:  # else no snapshot was made: the records are the change
