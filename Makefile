@@ -6,6 +6,11 @@
 # BASE=<rev> (the lanes of what changed since <rev>, scripts/lane_map.py).
 PYTHON ?= python3
 VENV ?= .venv
+# The other Spark lines' environments (below; docs/compatibility.md).
+SPARK35_VENV ?= .venv-spark35
+SPARK43_VENV ?= .venv-spark43
+S35 := $(SPARK35_VENV)/bin
+S43 := $(SPARK43_VENV)/bin
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
@@ -156,10 +161,12 @@ docs-browser: $(STAMP)
 
 # Every benchmark at ROWS rows (comma-separated sizes; default 1M), one table of our time
 # against its same-process baseline; not part of `make test`. docs/performance.md.
+# SPARK=3.5: on the compatibility line (.venv-spark35, installed when missing).
 ROWS ?= 1000000
-bench: jars
+SPARK ?= 4.1
+bench: jars $(if $(filter 3.5,$(SPARK)),$(SPARK35_VENV)/.installed)
 	@$(MAKE) --no-print-directory java-check
-	$(BIN)/python bench/run_all.py --rows $(ROWS)
+	$(BIN)/python bench/run_all.py --rows $(ROWS) --spark $(SPARK)
 
 # The lanes two at a time from one queue, longest first (scripts/test_lanes.py: each
 # lane starts when one of the two running ends, so both cores stay busy to the end), each
@@ -220,10 +227,6 @@ test-quick: lint unit
 #   .venv-spark43  the newest Spark, 4.3, which no table format publishes a runtime for
 #                  yet: unit, the parquet feature tests with a Spark-specific path and
 #                  the smoke tests, and the Connect smoke (spark43-lane, in test-full)
-SPARK35_VENV ?= .venv-spark35
-SPARK43_VENV ?= .venv-spark43
-S35 := $(SPARK35_VENV)/bin
-S43 := $(SPARK43_VENV)/bin
 
 # $(1): the environment's directory; $(2): the pins (PySpark, py4j, and what its Connect
 # client needs) replacing those of constraints.txt.

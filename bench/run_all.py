@@ -6,7 +6,11 @@ given (--rows, default 1,000,000; several sizes comma-separated) and prints BENC
 baseline seconds, ratio (ours / baseline, measured in the same process) and the goal.
 The statement counts per materialization (bench_statements.py) follow the table.
     .venv/bin/python bench/run_all.py [--rows 1000000,10000000]
-        [--only upsert,rules,scd2,topic,delta]
+        [--only upsert,rules,scd2,topic,delta] [--spark 3.5]
+
+Each benchmark runs on the home line, Spark 4.1 (this interpreter, `.venv`), unless
+``--spark 3.5`` runs it on the compatibility line's environment (`.venv-spark35`,
+`make spark35-venv`; docs/compatibility.md), with that line's Delta and Iceberg jars.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The Spark lines a benchmark runs on: the home line is this interpreter's environment.
+LINE_PYTHONS = {"4.1": None, "3.5": HERE.parent / ".venv-spark35" / "bin" / "python"}
 
 BENCHMARKS = {
     "upsert": ["bench_mutable_upsert.py"],
@@ -33,13 +39,26 @@ BENCHMARKS = {
 }
 
 
-def run(script: str, rows: int) -> tuple[list[dict], float, str]:
+def line_python(line: str) -> str:
+    """The interpreter of the Spark line ``line`` (SystemExit naming the make target that
+    installs it when it is missing)."""
+    if line not in LINE_PYTHONS:
+        raise SystemExit(f"bench: --spark takes one of {', '.join(LINE_PYTHONS)}, not {line!r}")
+    python = LINE_PYTHONS[line]
+    if python is None:
+        return sys.executable
+    if not python.is_file():
+        raise SystemExit(f"bench: no {python.parent.parent.name}: run `make spark35-venv` first")
+    return str(python)
+
+
+def run(script: str, rows: int, python: str) -> tuple[list[dict], float, str]:
     """One benchmark process: its BENCH results, wall seconds, and the tail of its output
     when it failed."""
     started = time.monotonic()
     name, *options = script.split()
     done = subprocess.run(
-        [sys.executable, str(HERE / name), *options, "--rows", str(rows)],
+        [python, str(HERE / name), *options, "--rows", str(rows)],
         capture_output=True,
         text=True,
         cwd=HERE,
@@ -78,14 +97,16 @@ def main() -> int:
     parser.add_argument("--rows", default="1000000", help="sizes, comma-separated")
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="benchmarks to run")
     parser.add_argument("--no-statements", action="store_true")
+    parser.add_argument("--spark", default="4.1", help="the Spark line: 4.1 (home) or 3.5")
     args = parser.parse_args()
+    python = line_python(args.spark)
     sizes = [int(s) for s in args.rows.split(",")]
     results: list[dict] = []
     failed = False
     for size in sizes:
         for name in args.only.split(","):
             for script in BENCHMARKS[name]:
-                found, seconds, failure = run(script, size)
+                found, seconds, failure = run(script, size, python)
                 print(f"{script} --rows {size:,}: {len(found)} result(s) in {seconds:.0f}s")
                 if failure:
                     failed = True
@@ -95,7 +116,7 @@ def main() -> int:
     print(table(results))
     if not args.no_statements:
         counts = subprocess.run(
-            [sys.executable, str(HERE / "bench_statements.py")],
+            [python, str(HERE / "bench_statements.py")],
             capture_output=True,
             text=True,
             cwd=HERE,
