@@ -123,3 +123,35 @@ def test_iceberg_coordinates_for_the_lane_and_the_hint():
         iceberg_packages_hint()
     )
     assert "4.0" not in iceberg_packages_hint()
+
+
+def test_make_jars_reads_the_jars_spark_ivy_could_not_fetch():
+    import fetch_jars  # scripts/, on the path from tests/conftest.py
+
+    output = (
+        'Exception in thread "main" java.lang.RuntimeException: [download failed: '
+        "org.slf4j#slf4j-api;2.0.13!slf4j-api.jar, download failed: "
+        "commons-logging#commons-logging;1.3.0!commons-logging.jar]"
+    )
+    assert fetch_jars.ivy_missing(output) == [
+        "commons-logging:commons-logging:1.3.0",
+        "org.slf4j:slf4j-api:2.0.13",
+    ]
+    assert fetch_jars.ivy_missing(":: resolution report :: resolve 812ms") == []
+
+
+def test_make_jars_fetches_what_ivy_lacks_until_it_resolves(tmp_path, monkeypatch):
+    import fetch_jars
+
+    release = delta_release("4.1.4")
+    answers = [["org.slf4j:slf4j-api:2.0.13"], []]
+    fetched = []
+    monkeypatch.setattr(fetch_jars, "JARS_CACHE", tmp_path)
+    monkeypatch.setattr(fetch_jars, "local_repository_jar", lambda c: tmp_path / "x.jar")
+    (tmp_path / "x.jar").write_text("")
+    monkeypatch.setattr(fetch_jars, "ivy_resolve", lambda package, log: answers.pop(0))
+    monkeypatch.setattr(
+        fetch_jars, "maven_get", lambda c, log, with_dependencies=True: fetched.append(c)
+    )
+    fetch_jars.fetch(release, tmp_path / "mvn.log")
+    assert fetched == ["org.slf4j:slf4j-api:2.0.13"] and answers == []
