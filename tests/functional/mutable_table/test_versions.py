@@ -7,9 +7,11 @@ is refused."""
 
 import os
 
+import pyspark
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.jammi.mutable_table.commit.iceberg_merge import counts_in_snapshot
 from tests.functional.mutable_table.util import (
     MutableProjectBase,
     leftovers,
@@ -224,3 +226,48 @@ class TestVersionsWalkthrough(MutableProjectBase):
                 project, "unscoped", {"path": location, "jammi_tenant": "acme"}, expect_pass=False
             )
             assert "without the adapter's tenant scope" in result.results[0].message
+
+
+ACCOUNTS = """
+{{ config(materialized='mutable_table', primary_key=['id'], delete_when='gone', versions_kept=5) }}
+{% set batch = var('batch', 1) %}
+{% if batch == 1 %} select * from values (1, 'a', false), (2, 'b', false) as t(id, label, gone)
+{% elif batch == 2 %} select * from values (1, 'A', false) as t(id, label, gone)
+{% elif batch == 3 %} select * from values (2, 'b', true) as t(id, label, gone)
+{% else %} select * from values (3, 'c', false) as t(id, label, gone)
+{% endif %}
+"""
+
+
+def history_counts(output: str) -> list[tuple[str, str, str]]:
+    """(inserts, updates, deletes) of each version mutable_table_history prints, newest
+    first."""
+    lines = [line.split(" | ") for line in output.splitlines() if line.count(" | ") == 6]
+    return [tuple(fields[2:5]) for fields in lines if fields[2] != "inserts"]
+
+
+UNKNOWN = ("?", "?", "?")
+
+
+class TestHistoryCounts(MutableProjectBase):
+    """Every version a run writes lists what it inserted, updated and deleted: the first
+    run's create, an update, a delete and an insert. Iceberg reads them from each
+    snapshot's summary: a MERGE's from Spark 4.1 on, an append's on every Spark. On Spark
+    3.5 a MERGE that rewrote files lists '?' (its summary counts the files' rows), one
+    that only removed whole files its deletes: which one depends on the files' layout."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"accounts.sql": ACCOUNTS}
+
+    def test_each_version_lists_its_counts(self, project, fmt):
+        for batch in (1, 2, 3, 4):
+            run(project, "accounts", {"batch": batch})
+        assert table_rows(project, "accounts", "id, label") == [(1, "A"), (3, "c")]
+        output = operation("mutable_table_history", "{model: accounts}")
+        inserted, deleted, updated, created = history_counts(output)
+        assert (inserted, created) == (("1", "0", "0"), ("2", "0", "0"))
+        if fmt != "iceberg" or counts_in_snapshot(pyspark.__version__):
+            assert (deleted, updated) == (("0", "0", "1"), ("0", "1", "0"))
+        else:
+            assert deleted in (("0", "0", "1"), UNKNOWN) and updated == UNKNOWN
