@@ -65,7 +65,12 @@ def response(project, result, node: str) -> dict:
 class TestRunResults(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {"items.sql": ITEMS, "events.sql": EVENTS, "reader.sql": READER}
+        return {
+            "items.sql": ITEMS,
+            "events.sql": EVENTS,
+            "reader.sql": READER,
+            "quiet_events.sql": EVENTS,
+        }
 
     def test_mutable_table_counts_and_version(self, project, fmt):
         first = response(
@@ -113,3 +118,23 @@ class TestRunResults(MutableProjectBase):
         # nothing new: the consumer reads nothing and reports no range
         idle = response(project, run(project, "reader"), "reader")
         assert "events_read" not in idle and "offsets_read" not in idle
+
+    def test_an_empty_publish_claims_no_offset(self, project, fmt):
+        """A batch without rows publishes nothing: it claims no offset, its result says
+        so, and the next publish takes the offset after the last one that had events
+        (on Iceberg both used to report the same offset)."""
+        first = response(project, run(project, "quiet_events", {"lo": 0, "hi": 3}), "quiet_events")
+        empty = response(project, run(project, "quiet_events", {"lo": 3, "hi": 3}), "quiet_events")
+        after = response(project, run(project, "quiet_events", {"lo": 3, "hi": 5}), "quiet_events")
+        published = [(r["rows_affected"], r.get("offset")) for r in (first, empty, after)]
+        assert published == [(3, 1), (0, None), (2, 2)]
+        assert empty["_message"] == "PUBLISH 0: an empty batch claims no offset"
+        schema = project.test_schema
+        (backing,) = rows(
+            project, f"select backing_table from {schema}.topics where name = 'quiet.events'"
+        )[0]
+        stored = f"select _offset, count(*) from {schema}.{backing} group by 1 order by 1"
+        assert rows(project, stored) == [(1, 3), (2, 2)]
+        if fmt == "parquet":  # no partition of no rows either
+            partitions = rows(project, f"show partitions {schema}.{backing}")
+            assert [p[0] for p in partitions] == ["_offset=1", "_offset=2"]

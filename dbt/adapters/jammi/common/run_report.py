@@ -9,7 +9,8 @@ are, so the counts a run knows travel as fields of one response type:
   version directory's number; Delta: the table version; Iceberg: the snapshot id), and
   ``rows_collapsed``, the batch rows identical to another that the run took as one
   (at-least-once delivery; set when the run looked for them);
-- a topic publish: ``rows_affected`` (the events published) and ``offset``;
+- a topic publish: ``rows_affected`` (the events published) and ``offset`` (none for
+  an empty batch, which claims no offset);
 - a model that consumes topics: ``events_read`` and ``offsets_read`` (per topic, the
   range ``[after, upto]`` it read), beside whatever its own materialization reported.
 """
@@ -52,17 +53,23 @@ def mutable_run_response(
     )
 
 
+EMPTY_PUBLISH = "PUBLISH 0: an empty batch claims no offset"
+
+
 def publish_response(
-    rows: int, offset: int, previous: Optional[AdapterResponse] = None
+    rows: int, offset: Optional[int], previous: Optional[AdapterResponse] = None
 ) -> JammiAdapterResponse:
-    """A topic publish's response; what the topic's model consumed (its post-hook ran
+    """A topic publish's response (``offset`` None: an empty batch, which published
+    nothing and claimed no offset); what the topic's model consumed (its post-hook ran
     before the publish, ``previous``) is kept."""
     consumed = previous if isinstance(previous, JammiAdapterResponse) else None
     return JammiAdapterResponse(
-        _message=f"PUBLISH {int(rows)} AT OFFSET {int(offset)}",
+        _message=EMPTY_PUBLISH
+        if offset is None
+        else f"PUBLISH {int(rows)} AT OFFSET {int(offset)}",
         code="TOPIC",
-        rows_affected=int(rows),
-        offset=int(offset),
+        rows_affected=0 if offset is None else int(rows),
+        offset=None if offset is None else int(offset),
         events_read=consumed.events_read if consumed else None,
         offsets_read=consumed.offsets_read if consumed else None,
     )

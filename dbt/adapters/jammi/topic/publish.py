@@ -16,6 +16,10 @@ that needs to catch an engine error, which Jinja cannot do:
   ``MERGE`` inserts the staged rows as offset N: a row already at N fails it (its
   matched clause raises), and Iceberg's serializable validation fails it when another
   commit added rows since the MERGE read the table. The loser reads again and retries.
+  A batch without rows claims nothing (``staged_rows_sql`` counts it first): an offset
+  is claimed only by rows stored under it. Claimed empty, an offset would read as a
+  publish nowhere: the Iceberg and Delta claims compute the next offset from the
+  newest stored row, so the next publish would report it again.
 - ``retention_plan``: which offsets may be dropped.
 - ``apply_retention``: reads what is stored and what the consumers consumed, drops
   the offsets the plan allows.
@@ -113,6 +117,14 @@ def show_partitions_sql(backing: str) -> str:
     return f"show partitions {backing}"
 
 
+def staged_rows_sql(kind: str, target: str) -> str:
+    """The rows of a staged batch (``kind``: a parquet ``directory`` or a stage
+    ``table``). An empty batch is a parquet file of no rows, so this reads as 0."""
+    if kind == "directory":
+        return f"select count(*) from parquet.`{target}`"
+    return f"select count(*) from {target}"
+
+
 def claim_partition_sql(backing: str, offset: int, staging_location: str) -> str:
     return (
         f"alter table {backing} add partition (_offset={int(offset)}) "
@@ -184,7 +196,7 @@ def claim_offset(
     columns: Sequence[str] = (),
     max_attempts: int = MAX_CLAIM_ATTEMPTS,
 ) -> int:
-    """Commit one staged publish; return the offset it got.
+    """Commit one staged publish of at least one row; return the offset it got.
 
     ``staging_location`` is the staged directory (parquet) or stage table (delta,
     iceberg);

@@ -5,9 +5,11 @@ staging.py (where a batch is staged, and the clean-up of failed publishes); the
 registry's side (the registration, the view, the tail's read) is registry_adapter.py.
 
 The materialization's phases each make one call: ``topic_register`` (the registry row
-or a first registration's claim, and the view), ``topic_prepare_staging`` (stage),
-``topic_apply_retention`` (retention), ``topic_publish`` (commit and report); a
-consumer's post-hook ``topic_commit_consumed``. A changelog registers its topic through
+or a first registration's claim, and the view), ``topic_prepare_staging`` and
+``topic_staged_rows`` (stage, and count what was staged), ``topic_apply_retention``
+(retention), ``topic_publish`` (commit and report); a consumer's post-hook
+``topic_commit_consumed``. A batch without rows is no publish: retention and the claim
+do nothing for it (publish.py). A changelog registers its topic through
 ``_register_first`` (rules_adapter.changelog_prepare)."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
+from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.topic.consumers import (
     CONSUMERS_TABLE,
     ConsumedRange,
@@ -36,6 +39,7 @@ from dbt.adapters.jammi.topic.publish import (
     claim_offset,
     events_select_sql,
     high_water_mark,
+    staged_rows_sql,
 )
 from dbt.adapters.jammi.topic.registry_adapter import TopicRegistryAdapterMixin
 from dbt.adapters.jammi.topic.row_index import is_small_batch
@@ -97,10 +101,22 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         return "window" if off else "parallel"
 
     @available
+    def topic_staged_rows(self, staging: dict[str, str]) -> int:
+        """How many rows the publish staged (0: an empty batch, which publishes nothing)."""
+        return int(self._run_sql(staged_rows_sql(staging["kind"], staging["target"]))[0][0])
+
+    @available
     def topic_apply_retention(
-        self, backing: Any, topic: dict[str, Any], definition: dict[str, Any]
+        self,
+        backing: Any,
+        topic: dict[str, Any],
+        definition: dict[str, Any],
+        staged_rows: int = 1,
     ) -> str:
-        """Drop the expired offsets every registered consumer has consumed."""
+        """Drop the expired offsets every registered consumer has consumed; nothing for
+        an empty batch (``staged_rows`` 0: no publish follows, the topic is left as it is)."""
+        if not staged_rows:
+            return ""
         plan = apply_retention(
             self._run_sql,
             str(backing),
@@ -131,23 +147,39 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
 
     @available
     def topic_publish(
-        self, backing: Any, topic: dict[str, Any], staging: dict[str, str], previous: Any = None
+        self,
+        backing: Any,
+        topic: dict[str, Any],
+        staging: dict[str, str],
+        staged_rows: int,
+        previous: Any = None,
     ) -> dict[str, Any]:
-        """The one step readers see: claim the next offset for the staged batch
-        (publish.claim_offset), then drop a stage table. ``offset``, and
-        ``response``: the publish's run report, keeping what the model consumed
+        """The one step readers see: claim the next offset for the ``staged_rows`` rows
+        of the staged batch (publish.claim_offset), then drop a stage table. An empty
+        batch claims nothing: its stage is dropped (a parquet directory is removed where
+        the session reaches the file system, else by a later publish's clean-up).
+        ``offset`` (None when nothing was published), ``summary`` (what the run logs),
+        and ``response``: the publish's run report, keeping what the model consumed
         (``previous``: its post-hook ran before the publish)."""
-        columns = ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
-        offset = claim_offset(
-            self._run_sql, str(backing), staging["target"], topic["file_format"], columns
-        )
+        offset = None
+        if staged_rows:
+            columns = ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
+            offset = claim_offset(
+                self._run_sql, str(backing), staging["target"], topic["file_format"], columns
+            )
         if staging["kind"] == "table":
             purge = " purge" if staging.get("using") == "iceberg" else ""
             self._run_sql(f"drop table if exists {staging['target']}{purge}")
             self._topic_metadata.forget("location", relation_key(staging["target"]))
-        rows = self._run_sql(f"select count(*) from {backing} where _offset = {int(offset)}")
-        response = run_report.publish_response(int(rows[0][0]), offset, previous)
-        return {"offset": offset, "response": response}
+        elif offset is None and self._has_local_filesystem():
+            storage.remove(staging["target"])
+        response = run_report.publish_response(int(staged_rows), offset, previous)
+        summary = (
+            f"published offset {offset} to {backing}"
+            if offset is not None
+            else "nothing published: the batch is empty, no offset claimed"
+        )
+        return {"offset": offset, "summary": summary, "response": response}
 
     def topic_unconsumed_events_sql(
         self,

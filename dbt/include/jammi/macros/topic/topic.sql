@@ -2,8 +2,9 @@
      as one batch under the next offset of an append-only, replayable log.
 
      Phases: setup -> register (backing table, registry claim, view named after the model)
-     -> stage the batch where readers cannot see it -> retention -> post-hooks (they can
-     still veto the publish) -> commit (claim the offset; the only step readers see). --#}
+     -> stage the batch where readers cannot see it, and count it -> retention -> post-hooks
+     (they can still veto the publish) -> commit (claim the offset; the only step readers
+     see). An empty batch claims no offset and retention leaves the topic alone. --#}
 {% materialization topic, adapter='jammi', supported_languages=['sql', 'python'] %}
 
   {#-- setup: validate the definition before any SQL changes state; a Python model's
@@ -29,20 +30,22 @@
   {% call statement('main') -%}
     {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, staging.row_index) }}
   {%- endcall %}
+  {#-- an empty batch is no publish: retention and the commit leave the topic as it is --#}
+  {%- set staged_rows = adapter.topic_staged_rows(staging) -%}
 
   {#-- retention: drop expired offsets that every registered consumer has consumed --#}
-  {% do adapter.topic_apply_retention(backing, topic, definition) %}
+  {% do adapter.topic_apply_retention(backing, topic, definition, staged_rows) %}
 
   {%- do adapter.tenant_guard_trust(false) -%}
   {{ run_hooks(post_hooks) }}
   {%- do adapter.tenant_guard_trust(true) -%}
 
   {#-- commit: claim the next offset for the staged batch, atomically and once --#}
-  {#-- run_results.json: the events published and their offset (and what the model
-       consumed, which its post-hook reported) --#}
+  {#-- run_results.json: the events published and their offset, none for an empty batch
+       (and what the model consumed, which its post-hook reported) --#}
   {%- set consumed = load_result('main') -%}
-  {%- set published = adapter.topic_publish(backing, topic, staging, consumed.response if consumed else none) -%}
-  {{ log("topic " ~ topic.name ~ ": published offset " ~ published.offset ~ " to " ~ backing) }}
+  {%- set published = adapter.topic_publish(backing, topic, staging, staged_rows, consumed.response if consumed else none) -%}
+  {{ log("topic " ~ topic.name ~ ": " ~ published.summary) }}
   {%- do store_result('main', response=published.response) -%}
 
   {% do persist_docs(target_relation, model) %}
