@@ -211,13 +211,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     lane.add_argument("--marks", help="with --check: this marker expression instead")
     lane.add_argument("--gate", action="store_true", help="no build; the gate's Connect slice")
-    lane.add_argument(
-        "--iceberg-rest",
-        action="store_true",
-        help="no build; the process races on Iceberg with Iceberg's REST catalog server "
-        "(started here) as the server's default catalog",
-    )
     run = sub.add_parser("run", help="start, run one command with JAMMI_CONNECT_URL, stop")
+    for cmd in (lane, run):
+        cmd.add_argument(
+            "--iceberg-rest",
+            action="store_true",
+            help="Iceberg's REST catalog server (started here) as the server's default "
+            "catalog; for `lane`: no build, the process races on Iceberg",
+        )
     run.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
