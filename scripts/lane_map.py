@@ -30,11 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 # The full matrix, longest first (scripts/test_lanes.py starts them in this order).
 # `cluster-lanes` runs the three lanes of ON_ONE_CLUSTER on one standalone cluster.
 FULL_LANES = (
+    "spark35-lane",
     "cluster-lanes",
     "delta-lane",
     "functional",
     "crash-lane",
-    "spark35-lane",
     "iceberg-lane",
     "spark43-lane",
     "connect-lane",
@@ -45,12 +45,12 @@ ON_ONE_CLUSTER = ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")
 # Every lane a path can need, longest first: the full matrix's, and the cluster lanes one
 # by one where a change needs only one of them.
 EVERY_NAMED_LANE = (
+    "spark35-lane",
     "cluster-lanes",
     "thrift-lane",
     "delta-lane",
     "functional",
     "crash-lane",
-    "spark35-lane",
     "iceberg-lane",
     "spark43-lane",
     "cluster-fault-lane",
