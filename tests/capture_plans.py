@@ -3,7 +3,9 @@
     .venv-spark35/bin/python -m tests.capture_plans parquet # Spark 3.5 (make spark35-venv)
     .venv-spark35/bin/python -m tests.capture_plans delta   # after `make jars`
     .venv-spark35/bin/python -m tests.capture_plans iceberg
-    .venv-spark43/bin/python -m tests.capture_plans parquet # Spark 4 (make spark43-venv)
+    .venv-spark43/bin/python -m tests.capture_plans parquet # Spark 4.3 (make spark43-venv)
+    .venv/bin/python -m tests.capture_plans delta           # the home line, Spark 4.1
+    .venv/bin/python -m tests.capture_plans iceberg
 
 For each case of tests/unit/tenancy/plan_cases.py that the format runs, the text of
 ``EXPLAIN EXTENDED <sql>`` (what a Thrift or Connect server prints, and what

@@ -88,6 +88,8 @@ ENGINES = (
     ("spark3.5-delta", "3.5", "delta"),
     ("spark3.5-iceberg", "3.5", "iceberg"),
     ("spark4-parquet", "4", "parquet"),
+    ("spark4.1-delta", "4", "delta"),
+    ("spark4.1-iceberg", "4", "iceberg"),
 )
 
 

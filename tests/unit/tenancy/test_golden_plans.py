@@ -1,5 +1,5 @@
-"""The tenant guard's text reader on plans real Spark printed: Spark 3.5 and Spark 4 on
-parquet, Spark 3.5 with Delta's and with Iceberg's catalogs (tests/capture_plans.py
+"""The tenant guard's text reader on plans real Spark printed: Spark 3.5 and Spark 4.3 on
+parquet, Spark 3.5 and Spark 4.1 with Delta's and with Iceberg's catalogs (tests/capture_plans.py
 captured them; tests/unit/tenancy/plan_cases.py says what each statement reads). The
 guard's functional tests then run once per plan reader (the embedded lane: the JVM
 reader; the Thrift lane: this one), not once per format and lane (docs/testing.md)."""
@@ -57,7 +57,8 @@ def test_every_engine_has_every_case_captured():
         assert wanted <= captured, (folder, sorted(wanted - captured))
 
 
-def test_delta_prints_its_merge_inline_and_iceberg_as_a_tree():
-    # why the reader has two paths for a MERGE (statement_plans._merge_plan)
-    assert root_command((PLANS / "spark3.5-delta" / "merge.txt").read_text()) == INLINE_MERGE
-    assert root_command((PLANS / "spark3.5-iceberg" / "merge.txt").read_text()) != INLINE_MERGE
+@pytest.mark.parametrize("line", ["spark3.5", "spark4.1"])
+def test_delta_prints_its_merge_inline_and_iceberg_as_a_tree(line):
+    # why the reader has two paths for a MERGE (statement_plans._merge_plan), on each line
+    assert root_command((PLANS / f"{line}-delta" / "merge.txt").read_text()) == INLINE_MERGE
+    assert root_command((PLANS / f"{line}-iceberg" / "merge.txt").read_text()) != INLINE_MERGE
