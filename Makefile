@@ -142,7 +142,7 @@ cluster-lanes: jars
 # Every race test RACES times and every fault test FAULTS times, each repetition its own
 # pytest process, over the servers the lanes start; one table sums each scenario's counts
 # (scripts/race_repeats.py; ONLY: some of cluster,iceberg,connect,embedded). Not in
-# `make test-full`: about two hours at the defaults on 2 cores (docs/testing.md).
+# `make test-full` (docs/testing.md, "Races and faults, repeated").
 RACES ?= 10
 FAULTS ?= 5
 ONLY ?= cluster,iceberg,connect,embedded
