@@ -28,7 +28,7 @@ from typing import Iterator, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for spark_cluster
 from hive_lock_tables import ensure_lock_tables  # noqa: E402
-from iceberg_probe import ICEBERG_CONFS  # noqa: E402
+from iceberg_probe import iceberg_confs  # noqa: E402
 from spark_cluster import StandaloneCluster, free_port, kill_group  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -56,9 +56,17 @@ DELTA_CONFS = {
     # a snapshot's log replay in 2 tasks instead of 50: a local server's tables are small
     "spark.databricks.delta.snapshotPartitions": "2",
 }
-# A server's table format (its jars loaded, `file_format: auto` builds it): the session
-# settings that make it spark_catalog's.
-TABLE_FORMAT_CONFS = {"delta": DELTA_CONFS, "iceberg": ICEBERG_CONFS}
+
+
+def table_format_confs(table_format: str) -> dict[str, str]:
+    """A server's settings for its ``table_format`` (its jars loaded, `file_format: auto`
+    builds it), which make the format spark_catalog's: Delta's, or Iceberg's for the
+    installed Spark line (on Spark 4 Hive's lock handler pools with DBCP, iceberg_probe.py)."""
+    if table_format == "delta":
+        return dict(DELTA_CONFS)
+    from dbt.adapters.jammi.engine.jar_releases import installed_pyspark_version
+
+    return iceberg_confs(installed_pyspark_version())
 
 
 def server_command(
@@ -99,7 +107,7 @@ def server_command(
         "spark.hadoop.hive.server2.thrift.port": str(port),
     }
     if table_format and format_jars:
-        confs.update(TABLE_FORMAT_CONFS[table_format])
+        confs.update(table_format_confs(table_format))
         # On the driver's own class path too: the server runs statements on its handler
         # threads, whose class loader does not see `--jars` (NoClassDefFoundError on
         # the format's classes otherwise).
@@ -180,7 +188,8 @@ class ThriftServer:
         if self.table_format == "iceberg" and self.format_jars:
             # Iceberg commits under Hive's table lock: its tables, before the server
             # opens the Derby metastore (one JVM at a time).
-            ensure_lock_tables(self.state_dir, {"spark.jars": self.format_jars, **ICEBERG_CONFS})
+            settings = {"spark.jars": self.format_jars, **table_format_confs("iceberg")}
+            ensure_lock_tables(self.state_dir, settings)
         spark_home = pyspark_home()
         self.port = self.port or free_port()  # a restart keeps its port
         env = dict(os.environ, SPARK_HOME=str(spark_home))
