@@ -12,7 +12,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.jammi.common.errors import refusal_message
 from dbt.adapters.jammi.common.validation import validate_tenant_value
 from dbt.adapters.jammi.credentials import JammiCredentials
-from dbt.adapters.jammi.engine.hive_compat import make_empty_results_safe
+from dbt.adapters.jammi.engine.hive_compat import normalize_thrift_answers
 from dbt.adapters.jammi.engine.session import (
     apply_session_defaults,
     ensure_java,
@@ -87,8 +87,9 @@ class JammiConnectionManager(SparkConnectionManager):
             from dbt.adapters.jammi.engine.bindings import with_exact_bindings
 
             connection.handle = with_exact_bindings(connection.handle)
-        # PyHive vs Spark 3.4+ Thrift Server: DDL/DML results fetch as empty (thrift/http).
-        make_empty_results_safe(connection.handle)
+        # PyHive vs Spark 3.4+ Thrift Server (thrift/http): DDL/DML results fetch as empty,
+        # and a failed statement keeps its message (engine/hive_compat.py).
+        normalize_thrift_answers(connection.handle)
         return connection
 
     @classmethod
