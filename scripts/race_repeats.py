@@ -88,7 +88,8 @@ def summary_lines(output: str) -> list[str]:
     _, found, section = output.partition("process test summary")
     if not found:
         return []
-    return [ln for ln in section.splitlines()[1:] if ln.strip() and not ln.startswith("=")]
+    lines = section.split("\n\n")[0].splitlines()[1:]  # up to the next blank line
+    return [ln for ln in lines if _FIELD.search(ln.partition(":")[2])]
 
 
 def repeat(label: str, tests: list[str], times: int, env: Optional[dict] = None) -> int:
@@ -225,7 +226,9 @@ def tally(path: Path) -> str:
         scenarios: dict[str, Counter] = {}
         for line in (ln for r in mine for ln in r["summary"]):
             name, counts = summary_counts(line)
-            scenarios[name] = scenarios.get(name, Counter()) + counts
+            if not counts:  # a scenario's own remark, or pytest's lines after the section
+                continue
+            scenarios.setdefault(name, Counter()).update(counts)  # zeros kept
         passed, failed = outcomes["passed"], outcomes["failed"]
         head = f"| {label} | {len(mine)} | {passed} / {failed} | {minutes:.1f}"
         for name, counts in scenarios.items() or {"": Counter()}.items():
