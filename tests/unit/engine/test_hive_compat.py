@@ -66,6 +66,13 @@ def test_other_states_and_errors_with_their_message_are_answered_at_once():
         assert client.asked == 1 and sleeps == []
 
 
+def test_the_error_state_is_tclis_own():
+    from TCLIService.ttypes import TOperationState
+
+    assert ERROR_STATE == TOperationState.ERROR_STATE
+    assert FINISHED_STATE == TOperationState.FINISHED_STATE
+
+
 def test_a_column_less_row_set_fetches_as_no_rows_and_wrapping_twice_is_a_no_op():
     client = FakeClient([status(FINISHED_STATE)])
     thrift = wrapped(client, [])

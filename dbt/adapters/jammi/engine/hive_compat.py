@@ -36,9 +36,9 @@ class _SparkThriftClient:
     """Delegates to PyHive's TCLIService client; normalises column-less row sets, and
     waits for a failed operation's error message."""
 
-    def __init__(self, client: Any, sleep: Any = time.sleep) -> None:
+    def __init__(self, client: Any) -> None:
         self._client = client
-        self._sleep = sleep
+        self._sleep = time.sleep
 
     def GetOperationStatus(self, req: Any) -> Any:  # noqa: N802 (Thrift method name)
         response = self._client.GetOperationStatus(req)
