@@ -18,6 +18,7 @@ from dbt.adapters.jammi.engine.session import (
     ensure_java,
     start_embedded_session,
 )
+from dbt.adapters.jammi.engine.spark_errors import quiet_query_context_logs
 from dbt.adapters.jammi.tenancy.bound_statement import scoped_statement
 from dbt.adapters.jammi.tenancy.guard import TenantGuard
 
@@ -35,6 +36,7 @@ class JammiConnectionManager(SparkConnectionManager):
         credentials = getattr(profile, "credentials", None)
         if isinstance(credentials, JammiCredentials):
             apply_session_defaults(credentials, getattr(profile, "project_root", None))
+            quiet_query_context_logs()
         self.tenant_guard = TenantGuard(lambda: bound_tenant_of(profile))
 
     def add_query(

@@ -1,4 +1,7 @@
-"""Spark's own error message on `method: session` when PySpark 4.0 loses it.
+"""Spark's errors as PySpark hands them over: the message PySpark 4.0 loses, and the
+query-context logs PySpark 4.1 prints for every failed statement (the last function).
+
+Spark's own error message on `method: session` when PySpark 4.0 loses it:
 
 PySpark 4.0 turns a failed statement's Java exception into a Python one and, while doing
 so, formats its message with Spark's error-class table only. Delta Lake 4.0 raises errors
@@ -12,11 +15,15 @@ message the user needs.
 
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 from dbt_common.exceptions import DbtRuntimeError
 
 _FORMATTING_CALL = "SparkThrowableHelper.getMessage"
+# PySpark 4.1's loggers that print every failed statement's error with its Java stack
+# trace, at ERROR, on their own stderr handler, as the exception is built.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
 def lost_spark_message(exc: BaseException) -> Optional[str]:
@@ -46,3 +53,22 @@ def reraise_with_spark_message(exc: BaseException) -> None:
     message = lost_spark_message(exc)
     if message is not None:
         raise DbtRuntimeError(message) from exc
+
+
+def quiet_query_context_logs() -> None:
+    """Keep PySpark's query-context loggers from printing each failed statement.
+
+    On PySpark 4.1 every statement that fails with a query context is logged at ERROR,
+    with its whole Java stack trace as JSON, the moment the exception is built, whether
+    or not anything catches it. The adapter's own probes (is there a registry, does this
+    table exist yet) fail by design, so a healthy `dbt build` printed screens of stack
+    traces. A statement that really fails still raises, and dbt reports its error as it
+    does under `type: spark` (docs/connecting.md, "PySpark's query-context logs").
+    PySpark 3.5 has no such loggers."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        return
+    for name in QUERY_CONTEXT_LOGGERS:
+        # PySpark's own class: it takes the keyword fields PySpark logs with
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
