@@ -84,6 +84,24 @@ select * from values (2, 21) as t(id, price)
 {% endif %}
 """
 
+# partial_updates as a column list: NULL keeps the stored name, while price takes the
+# batch's value, NULL included. Batch 3 sends two rows of key 1 (version 3, then 4):
+# merge functions combine them, the listed name over its newest non-NULL row.
+PARTIAL_LISTED = """
+{{ config(materialized='mutable_table', primary_key=['id'], partial_updates=['name'],
+          version_column='v', merge_functions={'hits': 'sum'}) }}
+{% set b = var('batch', 1) %}
+{% if b == 1 %}
+select * from values (1, 'apple', 10, 1, 1), (2, 'pear', 20, 1, 1) as t(id, name, price, hits, v)
+{% elif b == 2 %}
+select * from values (1, cast(null as string), cast(null as int), 1, 2), (2, 'nashi', 21, 1, 2)
+  as t(id, name, price, hits, v)
+{% else %}
+select * from values (1, 'quince', 12, 1, 3), (1, cast(null as string), 13, 1, 4)
+  as t(id, name, price, hits, v)
+{% endif %}
+"""
+
 SNAPSHOT = """
 {{ config(materialized='mutable_table', primary_key=['id'], hard_deletes='delete') }}
 {% set b = var('batch', 1) %}
@@ -103,6 +121,7 @@ class TestMutableUpsert(MutableProjectBase):
             "null_key.sql": NULL_KEY,
             "existing.sql": EXISTING,
             "partial.sql": PARTIAL,
+            "partial_listed.sql": PARTIAL_LISTED,
             "snapshot.sql": SNAPSHOT,
         }
 
@@ -216,6 +235,34 @@ class TestMutableUpsert(MutableProjectBase):
             (2, "pear", 21),
             (3, "plum", None),
         ]
+
+    # connection_agnostic: planner SQL, the same on every connection
+    @pytest.mark.connection_agnostic
+    def test_partial_updates_of_listed_columns(self, project):
+        run(project, "partial_listed", {"batch": 1})
+        run(project, "partial_listed", {"batch": 2})
+        # the listed name keeps its stored value on NULL; price is not listed: NULL stored
+        assert table_rows(project, "partial_listed", "id, name, price, hits, v") == [
+            (1, "apple", None, 2, 2),
+            (2, "nashi", 21, 2, 2),
+        ]
+        # two rows of one key: the name of the newest non-NULL row, the newest row's
+        # price, the hits summed
+        run(project, "partial_listed", {"batch": 3})
+        assert table_rows(project, "partial_listed", "id, name, price, hits, v") == [
+            (1, "quince", 13, 4, 4),
+            (2, "nashi", 21, 2, 2),
+        ]
+        # re-sent, it changes nothing (versions 3 and 4 are not newer than 4)
+        run(project, "partial_listed", {"batch": 3})
+        assert table_rows(project, "partial_listed", "id, name, price, hits, v")[0] == (
+            1,
+            "quince",
+            13,
+            4,
+            4,
+        )
+        assert stored_definition(project, "partial_listed")["partial_updates"] == ["name"]
 
     # connection_agnostic: planner SQL, the same on every connection
     @pytest.mark.connection_agnostic

@@ -14,6 +14,7 @@ from dbt.adapters.jammi.mutable_table.definition import (
     MutableTableDefinition,
     MutableTableDefinitionBuilder,
     MutableTableId,
+    keeps_stored_on_null,
     validate_file_format,
 )
 from dbt.adapters.jammi.topic.definition import TopicDefinition, default_topic_name, new_topic_id
@@ -319,13 +320,45 @@ def test_hard_deletes_choice():
     )
 
 
-def test_partial_updates_must_be_boolean():
+def test_partial_updates_is_true_false_or_value_columns():
     assert builder().primary_key(["item_id"]).partial_updates(True).build().partial_updates
+    listed = builder().primary_key(["item_id"]).partial_updates(["qty", "price_tier"]).build()
+    assert listed.partial_updates == ("qty", "price_tier")
+    assert json.loads(listed.to_json())["partial_updates"] == ["qty", "price_tier"]
     rejects(
         lambda: builder().primary_key(["item_id"]).partial_updates("true").build(),
-        "'partial_updates'",
-        "true or false",
+        "mutable_table 'item_dimensions'",
+        "'partial_updates' must be true, false or a list of value columns, got 'true'",
+        "partial_updates: ['email']",
     )
+    rejects(
+        lambda: builder().primary_key(["item_id"]).partial_updates(["qty", "colour"]).build(),
+        "partial_updates column 'colour' is not in the model's output",
+        "add 'colour' to the model's select list or fix partial_updates",
+    )
+    rejects(
+        lambda: builder().primary_key(["item_id"]).partial_updates(["item_id", "qty"]).build(),
+        "partial_updates names key column(s) item_id",
+        "list value columns only in partial_updates",
+    )
+    rejects(
+        lambda: builder().primary_key(["item_id"]).partial_updates([]).build(),
+        "'partial_updates' is empty",
+    )
+    rejects(
+        lambda: builder().primary_key(["item_id"]).partial_updates(["qty", "qty"]).build(),
+        "'partial_updates' names qty more than once",
+    )
+
+
+def test_keeps_stored_on_null_reads_a_definition_or_its_record():
+    assert [keeps_stored_on_null(value, "qty") for value in (True, False, None)] == [
+        True,
+        False,
+        False,
+    ]
+    assert keeps_stored_on_null(["qty"], "qty") and keeps_stored_on_null(("qty",), "qty")
+    assert not keeps_stored_on_null(["qty"], "price_tier")
 
 
 def test_on_schema_change_choice():

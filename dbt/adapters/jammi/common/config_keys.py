@@ -45,7 +45,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("indexes", list[dict[str, Any]], _TABLE, "definition"),
     ConfigKey("version_column", _COLUMNS, _TABLE, "definition"),
     ConfigKey("type_set", str, _BOTH, "definition"),
-    ConfigKey("partial_updates", bool, _TABLE, "definition"),
+    ConfigKey("partial_updates", Union[bool, list[str]], _TABLE, "definition"),
     ConfigKey("delete_when", str, _TABLE, "definition"),
     ConfigKey("hard_deletes", str, _TABLE, "definition"),
     ConfigKey("history", str, _TABLE, "definition"),

@@ -21,7 +21,6 @@ from dbt.adapters.jammi.common.predicates import validate_predicate
 from dbt.adapters.jammi.common.types import TYPE_SET_SPARK
 from dbt.adapters.jammi.common.validation import (
     column_list,
-    require_bool,
     require_choice,
     require_columns,
     validate_table_id,
@@ -71,7 +70,8 @@ class MutableTableDefinition:
     indexes: tuple[MutableIndexDef, ...] = ()
     ordering_column: Optional[str] = None
     version_column: Optional[VersionColumn] = None
-    partial_updates: bool = False
+    # True: NULL keeps the stored value in every value column; a tuple: in those only
+    partial_updates: Union[bool, tuple[str, ...]] = False
     delete_when: Optional[str] = None
     hard_deletes: str = "ignore"
     history: str = "none"
@@ -244,7 +244,9 @@ class MutableTableDefinitionBuilder:
     def type_set(self, type_set: str) -> MutableTableDefinitionBuilder:
         return self._set("type_set", type_set)
 
-    def partial_updates(self, enabled: bool = True) -> MutableTableDefinitionBuilder:
+    def partial_updates(
+        self, enabled: Union[bool, Sequence[str]] = True
+    ) -> MutableTableDefinitionBuilder:
         return self._set("partial_updates", enabled)
 
     def delete_when(self, predicate: str) -> MutableTableDefinitionBuilder:
@@ -367,8 +369,8 @@ class MutableTableDefinitionBuilder:
             ),
             ordering_column=ordering_column,
             version_column=version_column,
-            partial_updates=require_bool(
-                opts.get("partial_updates", False), "partial_updates", subject
+            partial_updates=validate_partial_updates(
+                opts.get("partial_updates", False), names, self._primary_key, subject
             ),
             delete_when=delete_when,
             hard_deletes=require_choice(
@@ -392,6 +394,40 @@ class MutableTableDefinitionBuilder:
 
     def _single_column(self, option: str, value: Any) -> str:
         return single_column(option, value, self.subject)
+
+
+def validate_partial_updates(
+    value: Any, names: Sequence[str], primary_key: Sequence[str], subject: str
+) -> Union[bool, tuple[str, ...]]:
+    """``partial_updates``: true or false, or the value columns in which a NULL keeps the
+    stored value (the others take the batch's value, NULL included)."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, (list, tuple)):
+        raise JammiValidationError(
+            subject,
+            f"'partial_updates' must be true, false or a list of value columns, got {value!r}",
+            "write partial_updates: true (every value column) or partial_updates: ['email']",
+        )
+    listed = column_list(value, "partial_updates", subject)
+    require_columns(listed, names, "partial_updates", subject)
+    keys = [c for c in listed if c in primary_key]
+    if keys:
+        raise JammiValidationError(
+            subject,
+            f"partial_updates names key column(s) {', '.join(keys)}; a key is never NULL "
+            "and is never updated",
+            "list value columns only in partial_updates",
+        )
+    return tuple(listed)
+
+
+def keeps_stored_on_null(partial_updates: Any, column: str) -> bool:
+    """Whether a NULL in ``column`` keeps its stored value under ``partial_updates`` (a
+    definition's value, or its recorded JSON: true, false or a list of columns)."""
+    if isinstance(partial_updates, bool):
+        return partial_updates
+    return column in (partial_updates or ())
 
 
 def validate_file_format(value: Any, subject: str) -> str:

@@ -13,6 +13,7 @@ decisions and the rules' parts of it come from here:
   (exact_casts.py);
 - the identity column's guard marker, the changelog's stored values in the plan, and the
   batch checks' errors;
+- partial updates: whether a NULL keeps a column's stored value;
 - ``quoted``: every name of the definition quoted for Spark SQL;
 - ``scd2()``: the scd2 interval planner's inputs (scd2.py), for a definition with
   ``history: scd2``.
@@ -28,6 +29,7 @@ from typing import Any, Optional
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import exact_casts
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import batch_check_marker
+from dbt.adapters.jammi.mutable_table.definition import keeps_stored_on_null
 from dbt.adapters.jammi.mutable_table.key_decisions import KeyDecisions
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
@@ -88,6 +90,11 @@ class PlannerRules:
             f"whose stored type {stored_type}"
         )
         return exact_casts.checked_cast_sql(expr, source_type, stored_type, subject)
+
+    def keeps_stored_on_null(self, column: str) -> bool:
+        """Whether a NULL in the batch keeps ``column``'s stored value (``partial_updates``:
+        true, or a list that names the column)."""
+        return keeps_stored_on_null(self.definition.get("partial_updates"), column)
 
     def scd2(self, run_started_at: Optional[datetime.datetime] = None) -> dict[str, Any]:
         """The scd2 change-set planner's inputs (``plan_scd2``); ``run_started_at``: the

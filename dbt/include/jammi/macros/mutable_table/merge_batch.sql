@@ -30,7 +30,7 @@
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
-  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 't.' ~ q[c], definition.partial_updates)}) -%}
+  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 't.' ~ q[c], rules.keeps_stored_on_null(c))}) -%}
 {%- endfor -%}
 {%- set same -%}
   {%- for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
@@ -89,7 +89,7 @@ values (
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set same -%}
-  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 'stored.' ~ q[c], definition.partial_updates), 'stored.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 'stored.' ~ q[c], rules.keeps_stored_on_null(c)), 'stored.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 select
   {%- for c in definition.storage_columns %}

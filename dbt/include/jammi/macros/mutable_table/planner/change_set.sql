@@ -170,7 +170,7 @@
 {%- endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.storage_columns -%}
-  {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], definition.partial_updates, sum_types.get(c[0]))}) -%}
+  {%- do new_value.update({c[0]: mutable_merged_value(merge_functions.get(c[0]), 's_' ~ c[0], stored_value[c[0]], rules.keeps_stored_on_null(c[0]), sum_types.get(c[0]))}) -%}
 {%- endfor -%}
 {#-- ttl without ttl_column: the engine's _written_at is the run's time on every insert
      and update (not a value column: it never makes an update by itself) --#}

@@ -5,8 +5,9 @@
 
 {#-- The new row's value of one column. `s`: the batch's value (already combined over the
      key's batch rows), `t`: the stored value (NULL for a new key). Columns without a
-     function follow partial_updates. --#}
-{% macro mutable_merged_value(function, s, t, partial_updates, sum_type=none) -%}
+     function follow partial_updates: `keeps_stored`, whether a NULL keeps this column's
+     stored value (the planner's keeps_stored_on_null). --#}
+{% macro mutable_merged_value(function, s, t, keeps_stored, sum_type=none) -%}
   {%- if function == 'sum' and sum_type -%}
     {#- whole numbers and decimals add in sum_type, which cannot overflow; the planner
         casts the sum back with a check (mutable_merge_functions_stored_value) #}
@@ -19,7 +20,7 @@
     greatest({{ s }}, {{ t }})
   {%- elif function == 'first' -%}
     coalesce({{ t }}, {{ s }})
-  {%- elif function == 'last_non_null' or partial_updates -%}
+  {%- elif function == 'last_non_null' or keeps_stored -%}
     coalesce({{ s }}, {{ t }})
   {%- else -%}
     {{ s }}
@@ -34,7 +35,8 @@
 {%- set v = mutable_version_expr(definition) -%}
 {%- set fn = (definition.get('merge_functions') or {}).get(c[0]) -%}
 {%- set live = 'case when ' ~ col ~ ' is not null and not is_delete then ' ~ v ~ ' end' -%}
-{%- set sum_type = adapter.mutable_planner(definition).sum_type(c[1]) if fn == 'sum' else none -%}
+{%- set rules = adapter.mutable_planner(definition) -%}
+{%- set sum_type = rules.sum_type(c[1]) if fn == 'sum' else none -%}
 {%- if sum_type %}
     {{ mutable_merge_functions_stored_value(definition, c, 'sum(cast(' ~ col ~ ' as ' ~ sum_type ~ ')) filter (where not is_delete)', sum_type) }}
 {%- else %}
@@ -42,7 +44,7 @@
       {%- if c[0] in ([definition.version_column] if definition.version_column is string else (definition.version_column or [])) %} max_by({{ col }}, {{ v }})
       {%- elif fn in ('sum', 'min', 'max') %} {{ fn }}({{ col }}) filter (where not is_delete)
       {%- elif fn == 'first' %} min_by({{ col }}, {{ live }})
-      {%- elif fn == 'last_non_null' or definition.partial_updates %} max_by({{ col }}, {{ live }})
+      {%- elif fn == 'last_non_null' or rules.keeps_stored_on_null(c[0]) %} max_by({{ col }}, {{ live }})
       {%- else %} max_by({{ col }}, {{ v }})
       {%- endif %} as {{ c[1] }})
 {%- endif %}
