@@ -76,6 +76,7 @@ TESTS = [
     "tests/functional/topic",
     "tests/functional/adapter/test_delta_suites.py",
     "tests/functional/adapter/test_delta_from_maven.py",
+    "tests/functional/snapshots",  # dbt snapshots' hard deletes
     # Python models: dbt-spark's incremental merge needs Delta (skipped on parquet)
     "tests/functional/python_models/test_python_models.py",
 ]

@@ -97,6 +97,7 @@ TESTS = [
     "tests/functional/topic/test_topic_concurrency.py",  # the MERGE claim, raced
     "tests/functional/adapter/test_session.py",
     "tests/functional/adapter/test_iceberg_table_model.py",
+    "tests/functional/snapshots/test_snapshot_hard_deletes.py",  # dbt snapshots on Iceberg
 ]
 
 # The catalog service slice (`--rest`, after the Hive catalog's run in `make iceberg-lane`):
@@ -177,7 +178,9 @@ def main(argv: list[str]) -> int:
         return skipped(f"Iceberg is not available on this machine ({problem})")
     env = dict(os.environ, JAMMI_TEST_FILE_FORMAT="iceberg")
     slice_name = gate_slice_name("iceberg", spark)
-    selected = REST_TESTS if rest else GATE_SLICES[slice_name] if gate else TESTS
+    # test paths on the command line: only those
+    named = [a for a in argv if not a.startswith("--")]
+    selected = named or (REST_TESTS if rest else GATE_SLICES[slice_name] if gate else TESTS)
     tests = [*selected, "-q", "-rs", "-p", "no:cacheprovider", "--durations=10", "-m", ONLY]
     print(
         f"iceberg lane: {'the gate slice of ' if gate else ''}the feature tests with "

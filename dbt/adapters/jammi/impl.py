@@ -31,7 +31,7 @@ from dbt.adapters.jammi.common.validation import (
 from dbt.adapters.jammi.connections import JammiConnectionManager
 from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
 from dbt.adapters.jammi.engine.jar_releases import iceberg_packages_hint, packages_hint
-from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
+from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished, marked_iceberg
 from dbt.adapters.jammi.engine.session import (
     SessionCapabilities,
     cached_capabilities,
@@ -97,7 +97,8 @@ class JammiAdapter(
 
         dbt-spark answers "no relations" when a table is dropped while the schema is
         being listed; a run would then take an existing table for a missing one. Here
-        that listing is repeated instead (``engine/listing.py``)."""
+        that listing is repeated instead (``engine/listing.py``), and an Iceberg table of
+        Iceberg's session catalog is marked as Iceberg (``marked_iceberg``)."""
         relations = list_relations_retrying_vanished(
             lambda: self._build_spark_relation_list(
                 row_list=self.execute_macro(
@@ -108,7 +109,7 @@ class JammiAdapter(
             lambda: super(JammiAdapter, self).list_relations_without_caching(schema_relation),
             str(schema_relation),
         )
-        return [relation for relation in relations if relation.schema]
+        return [marked_iceberg(relation) for relation in relations if relation.schema]
 
     def drop_schema(self, relation: BaseRelation) -> None:
         """dbt-spark's ``drop schema ... cascade``, which an Iceberg catalog service

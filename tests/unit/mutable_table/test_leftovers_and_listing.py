@@ -139,3 +139,28 @@ def test_the_leftover_sweep_lists_the_schema_only_when_leftovers_may_be_there(li
     assert bool(adapter.statements) is lists
     if lists:
         assert adapter.statements == ["show tables in s like 'orders__jammi_*'"]
+
+
+def test_an_iceberg_table_of_the_session_catalog_is_marked_iceberg():
+    """SHOW TABLE EXTENDED on Iceberg's SparkSessionCatalog (Spark 4.1.4, Iceberg 1.12.0):
+    the Hive metastore's entry, "Provider: hive" with table_type=ICEBERG."""
+    from dbt.adapters.spark.relation import SparkRelation
+
+    from dbt.adapters.jammi.engine.listing import marked_iceberg
+
+    def listed(information: str) -> SparkRelation:
+        return SparkRelation.create(
+            schema="sx", identifier="t", type="table", information=information
+        )
+
+    iceberg = listed(
+        "Catalog: spark_catalog\nType: EXTERNAL\nProvider: hive\nTable Properties: "
+        "[metadata_location=file:/w/sx.db/t/metadata/00000.metadata.json, owner=root, "
+        "table_type=ICEBERG, uuid=59dd]\n"
+    )
+    assert marked_iceberg(iceberg).is_iceberg is True
+    parquet = listed("Type: MANAGED\nProvider: parquet\nLocation: file:/w/sx.db/p\n")
+    assert not marked_iceberg(parquet).is_iceberg
+    # a property value that only contains the words is not the marker
+    lookalike = listed("Provider: parquet\nTable Properties: [note=old_table_type=ICEBERGISH]\n")
+    assert not marked_iceberg(lookalike).is_iceberg

@@ -11,12 +11,17 @@ not exist lists as empty, and a listing that keeps failing is an error, never "e
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+import dataclasses
+import re
+from typing import Any, Callable, TypeVar
 
 from dbt.adapters.spark.impl import SCHEMA_NOT_FOUND_MESSAGES, TABLE_OR_VIEW_NOT_FOUND_MESSAGES
 from dbt_common.exceptions import DbtRuntimeError
 
 LISTING_ATTEMPTS = 5
+# An Iceberg table of Iceberg's SparkSessionCatalog, as the Hive metastore lists it:
+# "Provider: hive", with Iceberg's own table property.
+_ICEBERG_IN_METASTORE = re.compile(r"\btable_type=ICEBERG\b", re.IGNORECASE)
 
 T = TypeVar("T")
 
@@ -45,3 +50,17 @@ def list_relations_retrying_vanished(
         f"listed ({attempts} attempts; last error: {last.splitlines()[0] if last else '?'}). "
         "Re-run; if it persists, look for a process dropping tables in that schema."
     )
+
+
+def marked_iceberg(relation: Any) -> Any:
+    """``relation`` with ``is_iceberg`` set when its listing says the table is Iceberg's.
+
+    dbt-spark tells an Iceberg table by "Provider: iceberg" in ``SHOW TABLE EXTENDED``.
+    Under Iceberg's SparkSessionCatalog that statement reads the Hive metastore's entry,
+    which says "Provider: hive" and carries ``table_type=ICEBERG`` among its properties,
+    so every Iceberg table listed as another format and dbt-spark's snapshot refused its
+    own table on the second run (docs/formats.md, "Iceberg")."""
+    information = getattr(relation, "information", None) or ""
+    if getattr(relation, "is_iceberg", False) or not _ICEBERG_IN_METASTORE.search(information):
+        return relation
+    return dataclasses.replace(relation, is_iceberg=True)
