@@ -12,7 +12,6 @@ from typing import Any
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import normalize_type
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN
-from dbt.adapters.jammi.mutable_table.definition import keeps_stored_on_null
 from dbt.adapters.jammi.mutable_table.exact_casts import cast_rule, checked_casts_of
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_storage_column
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
@@ -132,25 +131,24 @@ def reconcile_schema(
             "(on_schema_change: fail)",
             "set on_schema_change: append_new_columns, or remove the column(s)",
         )
-    partial_updates = batch_definition.get("partial_updates")
-    unkept = [n for n in missing if not keeps_stored_on_null(partial_updates, n)]
-    if unkept and on_schema_change == "sync_all_columns":
-        refusal_fix = dropped_columns(unkept, evolution)
+    # only `true` keeps a column the model stopped outputting: a list names output columns
+    keeps_missing = batch_definition.get("partial_updates") is True
+    if missing and on_schema_change == "sync_all_columns" and not keeps_missing:
+        refusal_fix = dropped_columns(missing, evolution)
         if refusal_fix is not None:
             raise JammiValidationError(
                 subject,
-                f"the model no longer outputs column(s) {', '.join(unkept)} "
+                f"the model no longer outputs column(s) {', '.join(missing)} "
                 "(on_schema_change: sync_all_columns) and the table cannot drop them",
                 refusal_fix,
             )
-        changes = SchemaEvolution(changes.widened, changes.added_fields, list(unkept))
-        stored = [(n, t) for n, t in stored if n not in unkept]
-        missing = [n for n in missing if n not in unkept]
-        unkept = []
-    if unkept:
+        changes = SchemaEvolution(changes.widened, changes.added_fields, list(missing))
+        stored = [(n, t) for n, t in stored if n not in missing]
+        missing = []
+    if missing and not keeps_missing:
         raise JammiValidationError(
             subject,
-            f"stored column(s) {', '.join(unkept)} are missing from the model's output; "
+            f"stored column(s) {', '.join(missing)} are missing from the model's output; "
             "a full-row upsert would overwrite them with NULL",
             "select them again, or set partial_updates: true so that missing columns keep "
             "their stored values",
