@@ -38,6 +38,7 @@ FILES = (
     "mutable_table/planner/tombstones.sql",
     "mutable_table/planner/identity.sql",
     "mutable_table/planner/encoding.sql",
+    "mutable_table/planner/scd2_change_set.sql",
 )
 
 
@@ -62,7 +63,9 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"]
     )
-    env.globals.update(adapter=_Adapter(env), **{"return": lambda value: value})
+    env.globals.update(
+        adapter=_Adapter(env), run_started_at=None, **{"return": lambda value: value}
+    )
     # a module sees the macros loaded before it, so a second pass resolves files that
     # call each other (change_set.sql <-> merge_functions.sql, ttl.sql), as dbt does
     for _ in range(2):

@@ -109,6 +109,7 @@ def test_the_start_handed_to_jinja_is_a_copy():
         batch_source="(b)",
         redelivery={"always": False},
         collapsed=None,
+        truncates=None,
         plan={"path": "create"},
     )
     given = start.to_dict()

@@ -47,6 +47,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("type_set", str, _BOTH, "definition"),
     ConfigKey("partial_updates", Union[bool, list[str]], _TABLE, "definition"),
     ConfigKey("delete_when", str, _TABLE, "definition"),
+    ConfigKey("truncate_when", str, _TABLE, "definition"),
     ConfigKey("hard_deletes", str, _TABLE, "definition"),
     ConfigKey("history", str, _TABLE, "definition"),
     ConfigKey("valid_from", str, _TABLE, "definition"),

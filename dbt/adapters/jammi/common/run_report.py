@@ -8,7 +8,8 @@ are, so the counts a run knows travel as fields of one response type:
   counts, and ``table_version``, the table's version after the run (parquet/orc: the
   version directory's number; Delta: the table version; Iceberg: the snapshot id), and
   ``rows_collapsed``, the batch rows identical to another that the run took as one
-  (at-least-once delivery; set when the run looked for them);
+  (at-least-once delivery; set when the run looked for them), and ``truncates``, the
+  batch's truncate rows (``truncate_when``; set for a model that has it);
 - a topic publish: ``rows_affected`` (the events published) and ``offset`` (none for
   an empty batch, which claims no offset);
 - a model that consumes topics: ``events_read`` and ``offsets_read`` (per topic, the
@@ -31,18 +32,25 @@ class JammiAdapterResponse(AdapterResponse):
     rows_deleted: Optional[int] = None
     table_version: Optional[int] = None
     rows_collapsed: Optional[int] = None
+    truncates: Optional[int] = None
     offset: Optional[int] = None
     events_read: Optional[int] = None
     offsets_read: Optional[dict[str, list[int]]] = None
 
 
 def mutable_run_response(
-    counts: Mapping[str, Any], version: Optional[int], collapsed: Optional[int] = None
+    counts: Mapping[str, Any],
+    version: Optional[int],
+    collapsed: Optional[int] = None,
+    truncates: Optional[int] = None,
 ) -> JammiAdapterResponse:
-    """A mutable_table run's response from its counts (commit/merge_commit.change_counts)
-    and the identical batch rows it collapsed."""
+    """A mutable_table run's response from its counts (commit/merge_commit.change_counts),
+    the identical batch rows it collapsed and the truncate rows its batch held."""
+    message = str(counts["message"])
+    if truncates:
+        message += f" (TRUNCATE {int(truncates)})"
     return JammiAdapterResponse(
-        _message=str(counts["message"]),
+        _message=message,
         code="MUTABLE",
         rows_affected=int(counts["total"]),
         rows_inserted=int(counts["insert"]),
@@ -50,6 +58,7 @@ def mutable_run_response(
         rows_deleted=int(counts["delete"]),
         table_version=None if version is None else int(version),
         rows_collapsed=collapsed,
+        truncates=truncates,
     )
 
 

@@ -87,6 +87,7 @@ class MutableTableDefinition:
     changelog: bool = False
     identity_column: Optional[str] = None
     tombstone_retention: Optional[int] = None
+    truncate_when: Optional[str] = None
     type_set: str = TYPE_SET_SPARK
 
     @property

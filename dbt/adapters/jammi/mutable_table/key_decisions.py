@@ -9,7 +9,8 @@ A key's facts, named by each form in ``terms``:
 
 - ``stored``: the key has a stored row in the run's scope;
 - ``in_batch``: the batch has a row for the key (its winning row);
-- ``is_delete``: the batch row matches ``delete_when``;
+- ``is_delete``: the batch row matches ``delete_when``, or is a truncate's delete of
+  the key (rules/truncates.py);
 - ``newer``: the batch row's version is newer than the stored one (``true`` without a
   version rule);
 - ``tombstoned``: a live tombstone holds a version at least the batch row's;
@@ -60,7 +61,7 @@ class KeyDecisions:
     @classmethod
     def of(cls, definition: Mapping[str, Any], tombstones: bool) -> KeyDecisions:
         return cls(
-            deletes=bool(definition.get("delete_when")),
+            deletes=bool(definition.get("delete_when") or definition.get("truncate_when")),
             updates=bool(definition.get("value_columns")),
             tombstones=tombstones,
         )

@@ -29,7 +29,7 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
-from dbt.adapters.jammi.mutable_table.rules import ttl
+from dbt.adapters.jammi.mutable_table.rules import truncates, ttl
 from dbt.adapters.jammi.mutable_table.rules.changelog import published_mark
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
 
@@ -113,8 +113,16 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         check_file_format_support(definition, file_format, model_name)
         changelog = self._changelog_check(definition, target, kept, file_format)
         source = self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
+        source_columns = [list(c) for c in batch_columns]
+        truncate_rows = None
+        if definition.get("truncate_when"):
+            stored = str(target) if kept is not None else None
+            source, truncate_rows = self._truncated_source(
+                definition, source, batch_columns, stored, tenant
+            )
+            source_columns.append([truncates.TRUNCATED_FLAG, "boolean"])
         self._check_exact_values(model_name, definition, checked_casts, file_format, source)
-        collapsed_source = redelivery.collapsed_batch_sql(source, batch_columns)
+        collapsed_source = redelivery.collapsed_batch_sql(source, source_columns)
         collapses: dict[str, Any] = {
             "collapsed_source": collapsed_source,
             "always": redelivery.collapses_always(definition),
@@ -146,6 +154,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             batch_source=source,
             redelivery=collapses,
             collapsed=collapsed,
+            truncates=truncate_rows,
             plan=plan,
         ).to_dict()
 
@@ -154,6 +163,23 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
     ) -> dict[str, Any]:
         spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
         return plan_run(definition, file_format, existing, first, spark_version).to_dict()
+
+    def _truncated_source(
+        self,
+        definition: Mapping[str, Any],
+        source: str,
+        batch_columns: Any,
+        stored: Optional[str],
+        tenant: Optional[str],
+    ) -> tuple[str, int]:
+        """A ``truncate_when`` model's batch with its truncates applied, and how many
+        truncate rows it held (rules/truncates.py)."""
+        count = int(self._run_sql(truncates.truncate_count_sql(definition, source))[0][0] or 0)
+        if not count:
+            return truncates.unflagged_batch_sql(source), 0
+        return truncates.truncated_batch_sql(
+            definition, source, batch_columns, stored, tenant
+        ), count
 
     def _tenant_bound_source(
         self,
@@ -296,6 +322,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         collapsed: Any,
         registry_schema: Optional[str],
         invocation_id: str,
+        truncate_rows: Any = None,
     ) -> Any:
         """After the commit: the definition recorded (an existing table's), the run's
         own relations dropped, Iceberg's snapshots beyond ``versions_kept`` expired
@@ -323,7 +350,10 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         location = committed_location or (state or {}).get("location")
         version = self._version_after(relation, file_format, counts, location)
         return run_report.mutable_run_response(
-            counts, version, None if collapsed is None else int(collapsed)
+            counts,
+            version,
+            None if collapsed is None else int(collapsed),
+            None if truncate_rows is None else int(truncate_rows),
         )
 
     @available

@@ -56,6 +56,7 @@ class RunStart:
     batch_source: str
     redelivery: dict[str, Any]
     collapsed: Optional[int]
+    truncates: Optional[int]
     plan: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:

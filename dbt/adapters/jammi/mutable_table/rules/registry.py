@@ -23,9 +23,17 @@ from dbt.adapters.jammi.mutable_table.rules import (
     identity,
     merge_functions,
     tombstones,
+    truncates,
     ttl,
 )
 
-ROW_RULES: tuple[ModuleType, ...] = (ttl, merge_functions, changelog, tombstones, identity)
+ROW_RULES: tuple[ModuleType, ...] = (
+    ttl,
+    merge_functions,
+    changelog,
+    truncates,
+    tombstones,
+    identity,
+)
 
 RULE_OPTIONS: tuple[str, ...] = tuple(option for rule in ROW_RULES for option in rule.OPTIONS)

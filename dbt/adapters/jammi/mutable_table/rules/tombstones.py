@@ -1,12 +1,13 @@
 """Config ``tombstone_retention``: under a version rule, deletes stay deleted.
 
-A delete (a ``delete_when`` row) whose version is newer than what the table holds for
-its key -- the stored row, an earlier tombstone, or nothing -- leaves a tombstone: the
-key (``tenant_id`` and the primary key), the delete's version columns and when it was
-deleted (``_deleted_ms``). A batch row of that key whose version is not newer than the
-tombstone changes nothing (the planner's ``_tombstoned`` flag, tombstones.sql); a newer
-one brings the key back. Tombstones are kept ``tombstone_retention`` (default 7 days)
-and are never rows of the table.
+A delete (a ``delete_when`` row, or a truncate's delete of a key: rules/truncates.py)
+whose version is newer than what the table holds for its key -- the stored row, an
+earlier tombstone, or nothing -- leaves a tombstone: the key (``tenant_id`` and the
+primary key), the delete's version columns and when it was deleted (``_deleted_ms``).
+A batch row of that key whose version is not newer than the tombstone changes nothing
+(the planner's ``_tombstoned`` flag, tombstones.sql); a newer one brings the key back.
+Tombstones are kept ``tombstone_retention`` (default 7 days) and are never rows of the
+table.
 
 Where they live (tombstone_phases.py says how each commits with its delete):
 
@@ -64,11 +65,13 @@ def definition_fields(
     if value is None:
         return {"tombstone_retention": None}
     retention = parse_retention(value, subject)
-    if not draft.version_column or not opts.get("delete_when") or draft.history != "none":
+    deletes = opts.get("delete_when") or opts.get("truncate_when")
+    if not draft.version_column or not deletes or draft.history != "none":
         raise JammiValidationError(
             subject,
             "'tombstone_retention' is set, but tombstones are kept only under a version "
-            "rule with deletes (version_column and delete_when, history: none)",
+            "rule with deletes (version_column and delete_when or truncate_when, history: "
+            "none)",
             "remove tombstone_retention, or set version_column and delete_when",
         )
     return {"tombstone_retention": retention}
@@ -94,7 +97,8 @@ def parse_retention(value: Any, subject: str) -> int:
 
 def retention_ms(definition: Mapping[str, Any]) -> Optional[int]:
     """How long the definition keeps tombstones, or None when it keeps none."""
-    if not definition.get("version_column") or not definition.get("delete_when"):
+    deletes = definition.get("delete_when") or definition.get("truncate_when")
+    if not definition.get("version_column") or not deletes:
         return None
     if (definition.get("history") or "none") != "none" or definition.get("merge_functions"):
         return None

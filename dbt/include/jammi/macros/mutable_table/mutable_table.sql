@@ -99,7 +99,7 @@
        the registry when it changed), old versions swept, the run's relations dropped,
        Iceberg's snapshots beyond versions_kept expired (expire_snapshots), and the run's
        adapter_response with the table's version after it; then grants, docs, hooks --#}
-  {%- do store_result('main', response=adapter.mutable_run_finish(definition, applied.state, target_relation, file_format, applied.outcome, collapsed, config.get('registry_schema'), invocation_id)) -%}
+  {%- do store_result('main', response=adapter.mutable_run_finish(definition, applied.state, target_relation, file_format, applied.outcome, collapsed, config.get('registry_schema'), invocation_id, start.truncates)) -%}
   {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuild)) -%}
   {%- do persist_docs(target_relation, model) -%}
   {%- do adapter.tenant_guard_trust(false) -%}

@@ -58,7 +58,8 @@
 
 {#-- The batch in the storage schema: every storage column cast to its type (NULL where
      the batch lacks it), tenant_id stamped (mutable_tenant_expr), and `delete_column`
-     telling whether delete_when deletes the row's key. --#}
+     telling whether delete_when deletes the row's key (or a truncate does: the batch of
+     a truncate_when model carries _jammi_truncated, rules/truncates.py). --#}
 {% macro mutable_stamped_batch_sql(definition, source_relation, tenant, delete_column) -%}
   {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
@@ -72,9 +73,9 @@
     {%- endfor %}
     {{ mutable_tenant_expr(definition, tenant) }} as tenant_id,
     {%- if definition.delete_when %}
-    coalesce(({{ definition.delete_when }}), false) as {{ delete_column }}
+    coalesce(({{ definition.delete_when }}), false){{ ' or _jammi_truncated' if definition.truncate_when }} as {{ delete_column }}
     {%- else %}
-    false as {{ delete_column }}
+    {{ '_jammi_truncated' if definition.truncate_when else 'false' }} as {{ delete_column }}
     {%- endif %}
   from {{ source_relation }}
 {%- endmacro %}

@@ -115,7 +115,9 @@ batch_rows as (
     {%- for c in plan.value_columns %}
     {{ c }},
     {%- endfor %}
-    {% if plan.delete_when %}coalesce(({{ plan.delete_when }}), false){% else %}false{% endif %} as _is_delete,
+    {#- a truncate_when model's batch: each truncate is a delete of every key at its
+        effective time (rules/truncates.py) #}
+    {% if plan.delete_when %}coalesce(({{ plan.delete_when }}), false){% else %}false{% endif %}{{ ' or _jammi_truncated' if definition.truncate_when }} as _is_delete,
     {{ version_expr }} as _version
   from {{ source_relation }}
 ),
