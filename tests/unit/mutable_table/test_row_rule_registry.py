@@ -24,11 +24,12 @@ def test_a_rule_owns_options_and_gives_definition_fields(rule) -> None:
 
 
 def test_rule_options_are_recorded_only_when_set() -> None:
-    assert set(OPTIONAL_KEYS) == set(RULE_OPTIONS)
+    # the rules' options, and rule_columns (definition.py)
+    assert set(OPTIONAL_KEYS) == {*RULE_OPTIONS, "rule_columns"}
     recorded = MutableTableDefinition.from_config(
         "m", {"id": "bigint", "v": "int"}, {"primary_key": ["id"]}
     ).to_dict()
-    assert not set(RULE_OPTIONS) & set(recorded)
+    assert not set(OPTIONAL_KEYS) & set(recorded)
 
 
 def test_from_config_and_the_builder_take_every_rule_option() -> None:

@@ -48,6 +48,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("partial_updates", Union[bool, list[str]], _TABLE, "definition"),
     ConfigKey("delete_when", str, _TABLE, "definition"),
     ConfigKey("truncate_when", str, _TABLE, "definition"),
+    ConfigKey("rule_columns", list[str], _TABLE, "definition"),
     ConfigKey("hard_deletes", str, _TABLE, "definition"),
     ConfigKey("history", str, _TABLE, "definition"),
     ConfigKey("valid_from", str, _TABLE, "definition"),

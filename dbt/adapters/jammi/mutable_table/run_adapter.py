@@ -20,6 +20,7 @@ from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
     redelivery,
+    rule_columns,
     run_config,
     run_start,
     table_records,
@@ -109,16 +110,20 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             new_properties = tblproperties_config.changed_properties(
                 definition.get("tblproperties") or {}, kept["table_properties"]
             )
-        definition["batch_columns"] = [name for name, _ in batch_columns]
+        # the batch as the run reads it: a version in rule_columns also under its stored
+        # name (rule_columns.py), a bound run's rows, the truncates applied
+        source_columns = rule_columns.aliased_batch_columns(definition, batch_columns)
+        definition["batch_columns"] = [name for name, _ in source_columns]
         check_file_format_support(definition, file_format, model_name)
         changelog = self._changelog_check(definition, target, kept, file_format)
-        source = self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
-        source_columns = [list(c) for c in batch_columns]
+        source = rule_columns.aliased_source_sql(
+            definition, self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
+        )
         truncate_rows = None
         if definition.get("truncate_when"):
             stored = str(target) if kept is not None else None
             source, truncate_rows = self._truncated_source(
-                definition, source, batch_columns, stored, tenant
+                definition, source, list(source_columns), stored, tenant
             )
             source_columns.append([truncates.TRUNCATED_FLAG, "boolean"])
         self._check_exact_values(model_name, definition, checked_casts, file_format, source)

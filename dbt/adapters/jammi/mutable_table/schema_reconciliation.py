@@ -13,6 +13,7 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.types import normalize_type
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN
 from dbt.adapters.jammi.mutable_table.exact_casts import cast_rule, checked_casts_of
+from dbt.adapters.jammi.mutable_table.rule_columns import VERSION_PREFIX
 from dbt.adapters.jammi.mutable_table.rules.identity import identity_storage_column
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN, written_at_needed
 from dbt.adapters.jammi.mutable_table.schema_evolution import (
@@ -123,6 +124,7 @@ def reconcile_schema(
     new_columns = [[n, t] for n, t in batch_columns if n not in stored_types]
     missing = [n for n, _ in stored if n not in batch_types and n not in engine_columns]
 
+    refuse_rule_column_changes(subject, batch_definition, new_columns, missing)
     if new_columns and on_schema_change not in EVOLVING:
         names = ", ".join(n for n, _ in new_columns)
         raise JammiValidationError(
@@ -184,3 +186,35 @@ def reconcile_schema(
     return SchemaReconciliation(
         definition, new_columns, missing, checked_casts_of(stored_types, batch_columns), changes
     )
+
+
+def refuse_rule_column_changes(
+    subject: str,
+    batch_definition: Mapping[str, Any],
+    new_columns: Sequence[Sequence[str]],
+    missing: Sequence[str],
+) -> None:
+    """A stored table whose columns ``rule_columns`` changes (rule_columns.py): a version
+    column listed there needs its reserved column, which a table created (or adopted)
+    without it lacks, and whose stored versions are not carried over; a stored column
+    newly listed is dropped only under ``on_schema_change: sync_all_columns``."""
+    carried = [str(n) for n, _ in new_columns if str(n).startswith(VERSION_PREFIX)]
+    if carried:
+        names = ", ".join(n[len(VERSION_PREFIX) :] for n in carried)
+        raise JammiValidationError(
+            subject,
+            f"rule_columns lists the version column(s) {names}, kept as "
+            f"{', '.join(carried)}; the stored table has no such column (it was created "
+            "or adopted without them there), and its rows' versions are not carried over",
+            "take the version column(s) out of rule_columns, or rebuild the table with "
+            "--full-refresh (needs config full_refresh: true)",
+        )
+    listed = [c for c in missing if c in (batch_definition.get("rule_columns") or ())]
+    if listed and batch_definition.get("on_schema_change", "fail") != "sync_all_columns":
+        raise JammiValidationError(
+            subject,
+            f"rule_columns lists {', '.join(listed)}, which the stored table holds as "
+            "value column(s)",
+            "set on_schema_change: sync_all_columns to drop them from the table, or take "
+            "them out of rule_columns",
+        )

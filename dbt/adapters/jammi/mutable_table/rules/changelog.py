@@ -38,10 +38,11 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import require_bool
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
+from dbt.adapters.jammi.mutable_table import rule_columns
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.definition import default_topic_name
-from dbt.adapters.jammi.topic.publish import claim_partition_sql
+from dbt.adapters.jammi.topic.publish import EVENT_COLUMNS, claim_partition_sql
 from dbt.adapters.jammi.topic.registration import is_already_exists
 
 if TYPE_CHECKING:
@@ -123,19 +124,39 @@ def event_sources(definition: Mapping[str, Any]) -> list[dict[str, str]]:
     """The event columns after kind and version, and how each is filled from a key's
     change rows paired into ``after`` / ``before`` structs: ``source`` is ``key``,
     ``after`` (the new value) or ``before`` (``previous_<column>``). ``_written_at``
-    stays internal."""
+    stays internal; a version column in ``rule_columns`` has its model's name
+    (``changelog_name``)."""
     key = set(definition["storage_key"])
     stored = [c for c in definition["storage_columns"] if c[0] != WRITTEN_AT_COLUMN]
+    # a version kept under its reserved name (rule_columns) is the model's column here
+    named = {kept: changelog_name(model) for model, kept in rule_columns.aliases(definition)}
     sources = [
-        {"name": c[0], "type": c[1], "source": "key" if c[0] in key else "after", "column": c[0]}
+        {
+            "name": named.get(c[0], c[0]),
+            "type": c[1],
+            "source": "key" if c[0] in key else "after",
+            "column": c[0],
+        }
         for c in stored
     ]
     sources.extend(
-        {"name": PREVIOUS_PREFIX + c[0], "type": c[1], "source": "before", "column": c[0]}
+        {
+            "name": PREVIOUS_PREFIX + named.get(c[0], c[0]),
+            "type": c[1],
+            "source": "before",
+            "column": c[0],
+        }
         for c in stored
         if c[0] not in key
     )
     return sources
+
+
+def changelog_name(model_column: str) -> str:
+    """The changelog's name of a version column kept under its reserved name: the
+    model's, or ``source_<name>`` where a consumer's ``topic_events()`` adds a column of
+    that name (``event_offset``, ``event_row_idx``, ...)."""
+    return f"source_{model_column}" if model_column in EVENT_COLUMNS.values() else model_column
 
 
 def event_columns(definition: Mapping[str, Any]) -> list[list[str]]:
