@@ -33,7 +33,7 @@ def provider(project, table: str) -> str:
 INCREMENTAL = """
 {{ config(materialized='incremental', file_format='iceberg', STRATEGY) }}
 select * from values
-{% for day, id, amount in var('rows') %}
+{% for day, id, amount in var('rows', [[0, 0, 0]]) %}
   ({{ day }}, {{ id }}, {{ amount }}){{ ',' if not loop.last }}
 {% endfor %}
 as t(day, id, amount)
