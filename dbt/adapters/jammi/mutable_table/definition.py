@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, Optional, Union
 
@@ -34,12 +34,7 @@ from dbt.adapters.jammi.mutable_table.column_types import (
     version_columns,
 )
 from dbt.adapters.jammi.mutable_table.indexes import MutableIndexDef, build_indexes, config_indexes
-from dbt.adapters.jammi.mutable_table.rule_columns import (
-    refuse_stored_roles,
-    stored_columns,
-    stored_version,
-    validate_rule_columns,
-)
+from dbt.adapters.jammi.mutable_table.rule_columns import without_rule_columns
 from dbt.adapters.jammi.mutable_table.rules.changelog import validate_changelog_rebuild
 from dbt.adapters.jammi.mutable_table.rules.identity import IDENTITY_TYPE, numbered_columns
 from dbt.adapters.jammi.mutable_table.rules.registry import ROW_RULES, RULE_OPTIONS
@@ -403,50 +398,10 @@ class MutableTableDefinitionBuilder:
         )
         for index in definition.indexes:
             refuse_nested(index.columns, types, f"index '{index.name}'", subject)
-        return _without_rule_columns(definition, opts.get("rule_columns"), names, subject)
+        return without_rule_columns(definition, opts.get("rule_columns"), names, subject)
 
     def _single_column(self, option: str, value: Any) -> str:
         return single_column(option, value, self.subject)
-
-
-def _without_rule_columns(
-    definition: MutableTableDefinition, value: Any, names: Sequence[str], subject: str
-) -> MutableTableDefinition:
-    """The definition with ``rule_columns`` taken out of its stored columns
-    (rule_columns.py): each refused where another option needs it stored; a version
-    column among them kept under its reserved name."""
-    listed = validate_rule_columns(value, names, subject)
-    if not listed:
-        return definition
-    partial = definition.partial_updates
-    refuse_stored_roles(
-        listed,
-        {
-            "primary_key": definition.primary_key,
-            "indexes": [c for index in definition.indexes for c in index.columns],
-            "ordering_column": [definition.ordering_column or ""],
-            "identity_column": [definition.identity_column or ""],
-            "ttl_column": [definition.ttl_column or ""],
-            "merge_functions": [c for c, _ in definition.merge_functions],
-            "partial_updates": partial if isinstance(partial, tuple) else (),
-            "track_columns": definition.track_columns,
-            "valid_from": [definition.valid_from] if definition.history == "scd2" else [],
-        },
-        subject,
-    )
-    version = stored_version(definition.version_columns, listed)
-    return replace(
-        definition,
-        columns=tuple(stored_columns(definition.columns, listed, definition.version_columns)),
-        version_column=(
-            None
-            if not version
-            else version[0]
-            if isinstance(definition.version_column, str)
-            else tuple(version)
-        ),
-        rule_columns=listed,
-    )
 
 
 def validate_partial_updates(

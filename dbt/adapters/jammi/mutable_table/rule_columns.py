@@ -16,11 +16,15 @@ tracked column, a merge function's or a listed partial update's column in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.jammi.common.columns import ColumnDef
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import column_list, quote_identifier, require_columns
+
+if TYPE_CHECKING:
+    from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 
 # A version column kept by the engine: this prefix and the model's name for it.
 VERSION_PREFIX = "_jammi_version_"
@@ -105,3 +109,43 @@ def aliased_batch_columns(
     return [[str(n), str(t)] for n, t in batch_columns] + [
         [s, types[m]] for m, s in aliases(definition)
     ]
+
+
+def without_rule_columns(
+    definition: MutableTableDefinition, value: Any, names: Sequence[str], subject: str
+) -> MutableTableDefinition:
+    """The definition with ``rule_columns`` taken out of its stored columns: each is
+    refused where another option needs it stored, and a version column among them is
+    kept under its reserved name."""
+    listed = validate_rule_columns(value, names, subject)
+    if not listed:
+        return definition
+    partial = definition.partial_updates
+    refuse_stored_roles(
+        listed,
+        {
+            "primary_key": definition.primary_key,
+            "indexes": [c for index in definition.indexes for c in index.columns],
+            "ordering_column": [definition.ordering_column or ""],
+            "identity_column": [definition.identity_column or ""],
+            "ttl_column": [definition.ttl_column or ""],
+            "merge_functions": [c for c, _ in definition.merge_functions],
+            "partial_updates": partial if isinstance(partial, tuple) else (),
+            "track_columns": definition.track_columns,
+            "valid_from": [definition.valid_from] if definition.history == "scd2" else [],
+        },
+        subject,
+    )
+    version = stored_version(definition.version_columns, listed)
+    return replace(
+        definition,
+        columns=tuple(stored_columns(definition.columns, listed, definition.version_columns)),
+        version_column=(
+            None
+            if not version
+            else version[0]
+            if isinstance(definition.version_column, str)
+            else tuple(version)
+        ),
+        rule_columns=listed,
+    )

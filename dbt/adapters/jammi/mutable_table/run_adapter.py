@@ -122,8 +122,8 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         truncate_rows = None
         if definition.get("truncate_when"):
             stored = str(target) if kept is not None else None
-            source, truncate_rows = self._truncated_source(
-                definition, source, list(source_columns), stored, tenant
+            source, truncate_rows = truncates.applied_batch(
+                definition, source, list(source_columns), stored, tenant, self._run_sql
             )
             source_columns.append([truncates.TRUNCATED_FLAG, "boolean"])
         self._check_exact_values(model_name, definition, checked_casts, file_format, source)
@@ -168,23 +168,6 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
     ) -> dict[str, Any]:
         spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
         return plan_run(definition, file_format, existing, first, spark_version).to_dict()
-
-    def _truncated_source(
-        self,
-        definition: Mapping[str, Any],
-        source: str,
-        batch_columns: Any,
-        stored: Optional[str],
-        tenant: Optional[str],
-    ) -> tuple[str, int]:
-        """A ``truncate_when`` model's batch with its truncates applied, and how many
-        truncate rows it held (rules/truncates.py)."""
-        count = int(self._run_sql(truncates.truncate_count_sql(definition, source))[0][0] or 0)
-        if not count:
-            return truncates.unflagged_batch_sql(source), 0
-        return truncates.truncated_batch_sql(
-            definition, source, batch_columns, stored, tenant
-        ), count
 
     def _tenant_bound_source(
         self,

@@ -31,7 +31,7 @@ without any is read as it is, with the flag false. The count is the run report's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -76,6 +76,22 @@ def definition_fields(
             "remove truncate_when or merge_functions",
         )
     return {"truncate_when": predicate}
+
+
+def applied_batch(
+    definition: Mapping[str, Any],
+    source: str,
+    batch_columns: Sequence[Sequence[str]],
+    target: Optional[str],
+    tenant: Optional[str],
+    run_sql: Callable[[str], Sequence[Sequence[Any]]],
+) -> tuple[str, int]:
+    """The batch as the run reads it, with its truncates applied, and how many truncate
+    rows it held (``run_sql`` counts them: the one query this rule adds to a run)."""
+    count = int(run_sql(truncate_count_sql(definition, source))[0][0] or 0)
+    if not count:
+        return unflagged_batch_sql(source), 0
+    return truncated_batch_sql(definition, source, batch_columns, target, tenant), count
 
 
 def truncate_count_sql(definition: Mapping[str, Any], source: str) -> str:
