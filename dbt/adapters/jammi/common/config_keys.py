@@ -49,6 +49,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("delete_when", str, _TABLE, "definition"),
     ConfigKey("truncate_when", str, _TABLE, "definition"),
     ConfigKey("rule_columns", list[str], _TABLE, "definition"),
+    ConfigKey("version_groups", dict[str, list[str]], _TABLE, "definition"),
     ConfigKey("hard_deletes", str, _TABLE, "definition"),
     ConfigKey("history", str, _TABLE, "definition"),
     ConfigKey("valid_from", str, _TABLE, "definition"),

@@ -89,6 +89,8 @@ class MutableTableDefinition:
     identity_column: Optional[str] = None
     tombstone_retention: Optional[int] = None
     truncate_when: Optional[str] = None
+    # {version: columns}: each group ordered by its own version (rules/version_groups.py)
+    version_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # columns the rules read that are not stored (rule_columns.py)
     rule_columns: tuple[str, ...] = ()
     type_set: str = TYPE_SET_SPARK
@@ -150,6 +152,7 @@ class MutableTableDefinition:
         data["value_columns"] = self.value_columns
         data["storage_columns"] = [[c.name, c.type] for c in self.storage_columns]
         data["merge_functions"] = dict(self.merge_functions)
+        data["version_groups"] = {v: list(cols) for v, cols in self.version_groups}
         if isinstance(self.version_column, tuple):
             data["version_column"] = list(self.version_column)
         # Spark's own types are the default: a table recorded before type_set existed

@@ -14,6 +14,8 @@ decisions and the rules' parts of it come from here:
 - the identity column's guard marker, the changelog's stored values in the plan, and the
   batch checks' errors;
 - partial updates: whether a NULL keeps a column's stored value;
+- version groups: each value guarded by its group's version, and the ``newer`` fact
+  that a newer group version makes true (rules/version_groups.py);
 - ``quoted``: every name of the definition quoted for Spark SQL;
 - ``scd2()``: the scd2 interval planner's inputs (scd2.py), for a definition with
   ``history: scd2``.
@@ -37,6 +39,7 @@ from dbt.adapters.jammi.mutable_table.rules import (
     merge_functions,
     tombstones,
     ttl,
+    version_groups,
 )
 from dbt.adapters.jammi.mutable_table.scd2 import plan_scd2
 
@@ -95,6 +98,22 @@ class PlannerRules:
         """Whether a NULL in the batch keeps ``column``'s stored value (``partial_updates``:
         true, or a list that names the column)."""
         return keeps_stored_on_null(self.definition.get("partial_updates"), column)
+
+    def grouped_value(
+        self, column: str, new: str, s: str, t: str, quote: bool, restarted: str
+    ) -> str:
+        """A value column's new value guarded by its version group (``new`` unchanged
+        for a definition without version_groups, and for an engine column)."""
+        engine = (self.definition.get("identity_column"), self.written_at)
+        if not self.definition.get("version_groups") or column in engine:
+            return new
+        return version_groups.grouped_value(self.definition, column, new, s, t, quote, restarted)
+
+    def grouped_newer(self, newer: str, is_delete: str, s: str, t: str, quote: bool) -> str:
+        """The ``newer`` fact under version_groups (``newer`` itself without them)."""
+        if not self.definition.get("version_groups"):
+            return newer
+        return version_groups.grouped_newer(self.definition, newer, is_delete, s, t, quote)
 
     def scd2(self, run_started_at: Optional[datetime.datetime] = None) -> dict[str, Any]:
         """The scd2 change-set planner's inputs (``plan_scd2``); ``run_started_at``: the

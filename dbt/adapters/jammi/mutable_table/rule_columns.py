@@ -133,6 +133,7 @@ def without_rule_columns(
             "partial_updates": partial if isinstance(partial, tuple) else (),
             "track_columns": definition.track_columns,
             "valid_from": [definition.valid_from] if definition.history == "scd2" else [],
+            "version_groups": [c for v, cols in definition.version_groups for c in (v, *cols)],
         },
         subject,
     )

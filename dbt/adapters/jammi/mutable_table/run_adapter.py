@@ -30,7 +30,7 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
-from dbt.adapters.jammi.mutable_table.rules import truncates, ttl
+from dbt.adapters.jammi.mutable_table.rules import batch_rewrites, ttl
 from dbt.adapters.jammi.mutable_table.rules.changelog import published_mark
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
 
@@ -111,7 +111,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                 definition.get("tblproperties") or {}, kept["table_properties"]
             )
         # the batch as the run reads it: a version in rule_columns also under its stored
-        # name (rule_columns.py), a bound run's rows, the truncates applied
+        # name (rule_columns.py), a bound run's rows, the rules' rewrites applied
         source_columns = rule_columns.aliased_batch_columns(definition, batch_columns)
         definition["batch_columns"] = [name for name, _ in source_columns]
         check_file_format_support(definition, file_format, model_name)
@@ -119,13 +119,15 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         source = rule_columns.aliased_source_sql(
             definition, self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
         )
-        truncate_rows = None
-        if definition.get("truncate_when"):
-            stored = str(target) if kept is not None else None
-            source, truncate_rows = truncates.applied_batch(
-                definition, source, list(source_columns), stored, tenant, self._run_sql
-            )
-            source_columns.append([truncates.TRUNCATED_FLAG, "boolean"])
+        rewritten = batch_rewrites.rewritten_batch(
+            definition,
+            source,
+            source_columns,
+            str(target) if kept is not None else None,
+            tenant,
+            self._run_sql,
+        )
+        source, source_columns = rewritten.source, rewritten.columns
         self._check_exact_values(model_name, definition, checked_casts, file_format, source)
         collapsed_source = redelivery.collapsed_batch_sql(source, source_columns)
         collapses: dict[str, Any] = {
@@ -159,7 +161,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             batch_source=source,
             redelivery=collapses,
             collapsed=collapsed,
-            truncates=truncate_rows,
+            truncates=rewritten.truncate_rows,
             plan=plan,
         ).to_dict()
 

@@ -25,6 +25,7 @@ from dbt.adapters.jammi.mutable_table.rules import (
     tombstones,
     truncates,
     ttl,
+    version_groups,
 )
 
 ROW_RULES: tuple[ModuleType, ...] = (
@@ -34,6 +35,7 @@ ROW_RULES: tuple[ModuleType, ...] = (
     truncates,
     tombstones,
     identity,
+    version_groups,
 )
 
 RULE_OPTIONS: tuple[str, ...] = tuple(option for rule in ROW_RULES for option in rule.OPTIONS)

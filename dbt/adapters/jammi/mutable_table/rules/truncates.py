@@ -37,7 +37,12 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.predicates import validate_predicate
-from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.common.validation import quote_identifier
+from dbt.adapters.jammi.mutable_table.rules.version_sql import (
+    stored_scope_sql,
+    version_is_null_sql,
+    version_sql,
+)
 
 if TYPE_CHECKING:
     from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
@@ -137,7 +142,7 @@ def truncated_batch_sql(
             stored_keys.append(f"stored.tenant_id as {quote_identifier(str(tenant_from))}")
         ended_keys.append(
             f"select {', '.join(stored_keys)} from {target} as stored "
-            f"where {_stored_scope(definition, tenant)} and {rule.ended_stored_row}"
+            f"where {stored_scope_sql(definition, tenant)} and {rule.ended_stored_row}"
         )
     return (
         "(with _jammi_batch as (\n"
@@ -145,12 +150,12 @@ def truncated_batch_sql(
         f"from {source} as batch\n"
         "), _jammi_truncate as (\n"
         "  select * from (select *, row_number() over "
-        f"(order by {_version(definition, '')} desc) as _jammi_rn "
-        f"from _jammi_batch where _jammi_truncates and not ({_version_is_null(definition)})) "
+        f"(order by {version_sql(definition, '')} desc) as _jammi_rn "
+        f"from _jammi_batch where _jammi_truncates and not ({version_is_null_sql(definition)})) "
         f"where {rule.truncates_kept}\n"
         ")\n"
         f"select {kept}, false as {TRUNCATED_FLAG} from _jammi_batch as b\n"
-        f"where not (b._jammi_truncates and not ({_version_is_null(definition, 'b.')}))\n"
+        f"where not (b._jammi_truncates and not ({version_is_null_sql(definition, 'b.')}))\n"
         f"  and {rule.kept_batch_row}\n"
         "union all\n"
         f"select {ended}, true as {TRUNCATED_FLAG}\n"
@@ -182,42 +187,12 @@ class _ScopeRule:
         if definition.get("history") == "scd2":
             return cls("true", "true", "true", "true")
         newest = (
-            f"(select max({_version(definition, 'b.')}) from _jammi_batch as b "
+            f"(select max({version_sql(definition, 'b.')}) from _jammi_batch as b "
             "where b._jammi_truncates)"
         )
         return cls(
             truncates_kept="_jammi_rn = 1",
-            kept_batch_row=f"not coalesce({_version(definition, 'b.')} <= {newest}, false)",
-            ended_batch_row=f"{_version(definition, 'b.')} <= {newest}",
-            ended_stored_row=f"coalesce({_version(definition, 'stored.')} < {newest}, true)",
+            kept_batch_row=f"not coalesce({version_sql(definition, 'b.')} <= {newest}, false)",
+            ended_batch_row=f"{version_sql(definition, 'b.')} <= {newest}",
+            ended_stored_row=f"coalesce({version_sql(definition, 'stored.')} < {newest}, true)",
         )
-
-
-def _version_parts(definition: Mapping[str, Any]) -> list[str]:
-    version = definition.get("version_column")
-    return [version] if isinstance(version, str) else [str(v) for v in version or ()]
-
-
-def _version(definition: Mapping[str, Any], prefix: str) -> str:
-    """The version as one orderable value (as version_rule.sql renders it), each part
-    cast to its stored type so the batch's and the table's compare alike."""
-    types = {str(c[0]): str(c[1]) for c in definition["storage_columns"]}
-    parts = [
-        f"cast({prefix}{quote_identifier(c)} as {types[c]})" for c in _version_parts(definition)
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    return "named_struct(" + ", ".join(f"'v{i}', {p}" for i, p in enumerate(parts)) + ")"
-
-
-def _version_is_null(definition: Mapping[str, Any], prefix: str = "") -> str:
-    return " or ".join(f"{prefix}{quote_identifier(c)} is null" for c in _version_parts(definition))
-
-
-def _stored_scope(definition: Mapping[str, Any], tenant: Optional[str]) -> str:
-    """The stored rows a run may change (as tenant.sql's mutable_target_scope_clause)."""
-    if tenant is not None:
-        return f"stored.tenant_id = {sql_string_literal(tenant)}"
-    if definition.get("tenant_from"):
-        return "true"
-    return "stored.tenant_id is null"

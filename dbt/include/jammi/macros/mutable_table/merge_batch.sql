@@ -30,14 +30,14 @@
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set new_value = {} -%}
 {%- for c in definition.value_columns -%}
-  {%- do new_value.update({c: mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 't.' ~ q[c], rules.keeps_stored_on_null(c))}) -%}
+  {%- do new_value.update({c: rules.grouped_value(c, mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 't.' ~ q[c], rules.keeps_stored_on_null(c)), 's.', 't.', true, 's._jammi_restarted')}) -%}
 {%- endfor -%}
 {%- set same -%}
   {%- for c in definition.value_columns %}{{ mutable_same_value(new_value[c], 't.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 {%- set terms = {
     'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
-    'newer': mutable_version_newer(definition, 's.', 't.') if definition.version_column else 'true'} -%}
+    'newer': rules.grouped_newer(mutable_version_newer(definition, 's.', 't.') if definition.version_column else 'true', 's._is_delete', 's.', 't.', true)} -%}
 {%- set absent = 'marked' if drop_unchanged else ('by_source' if definition.hard_deletes == 'delete' else none) -%}
 merge into {{ target_relation }} as t
 using (
@@ -89,7 +89,7 @@ values (
 {%- set types = {} -%}
 {%- for c in definition.storage_columns %}{% do types.update({c[0]: c[1]}) %}{% endfor -%}
 {%- set same -%}
-  {%- for c in definition.value_columns %}{{ mutable_same_value(mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 'stored.' ~ q[c], rules.keeps_stored_on_null(c)), 'stored.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
+  {%- for c in definition.value_columns %}{{ mutable_same_value(rules.grouped_value(c, mutable_merged_value(merge_functions.get(c), 's.' ~ q[c], 'stored.' ~ q[c], rules.keeps_stored_on_null(c)), 's.', 'stored.', true, 'coalesce(s._jammi_restarted, false)'), 'stored.' ~ q[c], types[c]) }}{{ ' and ' if not loop.last }}{% endfor -%}
 {%- endset -%}
 select
   {%- for c in definition.storage_columns %}
@@ -100,6 +100,9 @@ select
   {%- if rules.keeps_tombstones %}
   coalesce(s._tombstoned, false) as _tombstoned,
   {%- endif %}
+  {%- if definition.version_groups %}
+  coalesce(s._jammi_restarted, false) as _jammi_restarted,
+  {%- endif %}
   s._rn is null as _absent
 from (
   {{ get_merge_batch_source_sql(definition, batch_source, tenant) }}
@@ -109,7 +112,7 @@ full join (select * from {{ target_relation }} where {{ mutable_target_scope_cla
 where {{ rules.decisions.changes_filter({
     'absent': 's._rn is null', 'not_stored': 'stored.' ~ q[definition.storage_key[0]] ~ ' is null',
     'is_delete': 's._is_delete', 'tombstoned': 's._tombstoned', 'same': same,
-    'newer': mutable_version_newer(definition, 's.', 'stored.') if definition.version_column else 'true'}) }}
+    'newer': rules.grouped_newer(mutable_version_newer(definition, 's.', 'stored.') if definition.version_column else 'true', 's._is_delete', 's.', 'stored.', true)}) }}
 {%- endmacro %}
 
 

@@ -59,7 +59,9 @@
 {#-- The batch in the storage schema: every storage column cast to its type (NULL where
      the batch lacks it), tenant_id stamped (mutable_tenant_expr), and `delete_column`
      telling whether delete_when deletes the row's key (or a truncate does: the batch of
-     a truncate_when model carries _jammi_truncated, rules/truncates.py). --#}
+     a truncate_when model carries _jammi_truncated, rules/truncates.py); a
+     version_groups batch (one row per key) keeps its _jammi_restarted
+     (rules/version_groups.py). --#}
 {% macro mutable_stamped_batch_sql(definition, source_relation, tenant, delete_column) -%}
   {%- set q = adapter.mutable_planner(definition).quoted -%}
   {%- set batch_columns = definition.batch_columns or (definition.storage_columns | map(attribute=0) | list) -%}
@@ -76,6 +78,9 @@
     coalesce(({{ definition.delete_when }}), false){{ ' or _jammi_truncated' if definition.truncate_when }} as {{ delete_column }}
     {%- else %}
     {{ '_jammi_truncated' if definition.truncate_when else 'false' }} as {{ delete_column }}
+    {%- endif %}
+    {%- if definition.version_groups %},
+    _jammi_restarted
     {%- endif %}
   from {{ source_relation }}
 {%- endmacro %}
@@ -175,6 +180,12 @@
 {%- endfor -%}
 {#-- ttl without ttl_column: the engine's _written_at is the run's time on every insert
      and update (not a value column: it never makes an update by itself) --#}
+{#-- version_groups: each value follows its group's version, and a newer group version
+     updates a row its version_column does not (rules/version_groups.py) --#}
+{%- for c in values -%}
+  {%- do new_value.update({c: rules.grouped_value(c, new_value[c], 's_', 't_', false, 'restarted')}) -%}
+{%- endfor -%}
+{%- set newer = rules.grouped_newer(newer, 'is_delete', 's_', 't_', false) -%}
 {%- set written_at = rules.written_at -%}
 {%- if written_at in new_value -%}
   {%- do new_value.update({written_at: 'cast(' ~ definition.now_ms ~ ' as bigint)'}) -%}
@@ -209,7 +220,7 @@ latest as (
   {#- one row per key: the highest version (ties were rejected by the batch checks,
       or, with checks_in_plan, are rejected here on the way: mutable_checked_batch_sql) #}
   {%- if definition.get('checks_in_plan') %}
-  select *, _rn as rn, false as restarted from (
+  select *, _rn as rn, {{ '_jammi_restarted' if definition.version_groups else 'false' }} as restarted from (
     {{ mutable_checked_batch_sql(definition, 'select * from batch', tenant) }}
   ) as checked
   {%- elif aggregate %}
@@ -218,11 +229,11 @@ latest as (
   select * from (
     select *, row_number() over (
       partition by tenant_id{% for k in key %}, {{ q[k] }}{% endfor %}
-      order by {{ mutable_version_expr(definition) }} desc) as rn, false as restarted
+      order by {{ mutable_version_expr(definition) }} desc) as rn, {{ '_jammi_restarted' if definition.version_groups else 'false' }} as restarted
     from batch
   ) where rn = 1
   {%- else %}
-  select *, 1 as rn, false as restarted from batch
+  select *, 1 as rn, {{ '_jammi_restarted' if definition.version_groups else 'false' }} as restarted from batch
   {%- endif %}
 ),
 
