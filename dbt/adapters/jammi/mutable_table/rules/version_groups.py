@@ -287,7 +287,7 @@ def combined_batch_sql(
     keys = ", ".join(_q(k) for k in batch.keys)
     version = version_sql(definition, "") if versioned else ""
     rows = f"select b.*, {_delete_sql(definition)} as _jammi_del from {source} as b"
-    stored_version = "cast(null as boolean)"
+    fresh_delete = "_jammi_del"
     if deletes and target is not None:
         stored_keys = [k for k in batch.keys if k in definition["primary_key"]]
         match = " and ".join(f"b.{_q(k)} = stored.{_q(k)}" for k in stored_keys)
@@ -299,14 +299,14 @@ def combined_batch_sql(
             f"from {source} as b left join (select * from {target} as stored "
             f"where {stored_scope_sql(definition, tenant)}) as stored on {match}"
         )
-        stored_version = "_jammi_stored_version"
+        fresh_delete = f"_jammi_del and coalesce({version} > _jammi_stored_version, true)"
     fresh = "select * from _jammi_rows"
     restarted = "false"
     if deletes:
         fresh = (
             "select * from (\n"
-            f"  select *, max(case when _jammi_del and coalesce({version} > {stored_version}, "
-            f"true) then {version} end) over (partition by {keys}) as _jammi_deleted_at\n"
+            f"  select *, max(case when {fresh_delete} then {version} end) "
+            f"over (partition by {keys}) as _jammi_deleted_at\n"
             "  from _jammi_rows\n"
             f") as ranked where coalesce({version} >= _jammi_deleted_at, true)"
         )
