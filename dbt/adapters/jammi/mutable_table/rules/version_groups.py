@@ -139,7 +139,11 @@ def _refuse_combinations(
             "the groups' changes",
             "set version_column (e.g. the change's commit time)",
         )
-    engine = {opts.get("identity_column")}
+    rule_columns = opts.get("rule_columns") or ()
+    engine = {
+        opts.get("identity_column"),
+        *([rule_columns] if isinstance(rule_columns, str) else rule_columns),
+    }
     ungrouped = [c for c in draft.column_names if c not in draft.primary_key and c not in owner]
     ungrouped = [c for c in ungrouped if c not in engine and c != draft.tenant_from]
     if ungrouped:
