@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN, quote_identifier
+from dbt.adapters.jammi.mutable_table import hive_adoption
 
 ADOPTED_FORMATS = ("parquet", "orc", "delta", "iceberg")
 REWRITE_FORMATS = ("parquet", "orc")
@@ -27,6 +28,8 @@ class AdoptionPlan:
 
     file_format: str
     add_tenant_column: bool
+    # a Hive-format table: its rows are rewritten as file_format first (hive_adoption.py)
+    from_hive: bool
     # the stored key the violations are grouped by (tenant_id first when stored)
     key: list[str]
     # stored keys that are NULL or held by several rows: at most SAMPLE_KEYS, with counts
@@ -55,20 +58,27 @@ def plan_adoption(
     partitioned: bool,
     requested_file_format: Optional[str],
     bound_tenant: Optional[str],
+    auto_format: str = "parquet",
 ) -> AdoptionPlan:
     """Refuse, before anything is written, a table the run cannot adopt; else say what
     adoption adds. The model's columns against the stored ones are checked afterwards
-    like any run's (schema_reconciliation.py)."""
+    like any run's (schema_reconciliation.py). A Hive-format table (``provider``
+    ``hive``) is rewritten as the model's format (``requested_file_format``, or
+    ``auto_format``, what ``auto`` resolves to) before it is adopted."""
     subject = f"mutable_table '{model_name}'"
     intro = f"{relation} exists (built by another materialization or outside dbt) and"
+    requested = str(requested_file_format or "auto").lower()
+    from_hive = provider == hive_adoption.HIVE
+    if from_hive:
+        provider = auto_format if requested == "auto" else requested
+        partitioned = False
     if provider not in ADOPTED_FORMATS:
         raise JammiValidationError(
             subject,
-            f"{intro} is a '{provider}' table; a mutable_table adopts parquet, orc, delta "
-            "and iceberg tables",
+            f"{intro} is a '{provider}' table; a mutable_table adopts parquet, orc, delta, "
+            "iceberg and Hive-format tables",
             f"drop or rename it, or {REBUILD}",
         )
-    requested = str(requested_file_format or "auto").lower()
     if requested not in ("auto", provider):
         raise JammiValidationError(
             subject,
@@ -137,7 +147,8 @@ def plan_adoption(
         key = [TENANT_COLUMN, *key]
     return AdoptionPlan(
         file_format=provider,
-        add_tenant_column=tenant_type is None,
+        add_tenant_column=tenant_type is None and not from_hive,
+        from_hive=from_hive,
         key=key,
         violations_sql=key_violations_sql(relation, key, [TENANT_COLUMN] if tenant_type else []),
     )

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.jammi.mutable_table import table_properties, version_locations
+from dbt.adapters.jammi.mutable_table import hive_adoption, table_properties, version_locations
 from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
@@ -155,7 +155,12 @@ class MutableApplyAdapterMixin(
     ) -> str:
         """What adoption adds before the run writes (mutable_table/adoption.py): the
         registry, and the tenant_id column (NULL: the stored rows are shared rows). Each
-        step is idempotent, so a run stopped between them is completed by the next."""
+        step is idempotent, so a run stopped between them is completed by the next. A
+        Hive-format table's rows are first rewritten as the run's format
+        (hive_adoption.py)."""
+        conversion = (state.get("adoption_plan") or {}).get("hive_conversion")
+        if conversion is not None:
+            self._convert_hive_table(hive_adoption.HiveConversion(**conversion), model_name)
         rows = self._run_sql(f"select count(*) from {target}")[0][0]
         logger.info(
             f"mutable_table '{model_name}': adopting {target} (built by another "
@@ -171,6 +176,31 @@ class MutableApplyAdapterMixin(
         if (state.get("adoption_plan") or {}).get("add_tenant_column"):
             self._run_sql(f"alter table {target} add columns (`tenant_id` string)")
         return ""
+
+    def _convert_hive_table(
+        self, conversion: hive_adoption.HiveConversion, model_name: str
+    ) -> None:
+        """The Hive table's rows rewritten as the run's format under a new location, the
+        Hive table kept under another name with all its files (hive_adoption.py)."""
+        relation = conversion.relation
+        adopting = hive_adoption.adopting_name(relation)
+        exists = self._table_listed(adopting)  # type: ignore[attr-defined]
+        marked = exists and hive_adoption.is_marked_for(
+            self._table_properties_of(adopting), relation
+        )
+        logger.info(
+            f"mutable_table '{model_name}': {relation} is a Hive-format table; its rows are "
+            f"rewritten once as {conversion.file_format} at {conversion.location}, and the "
+            f"Hive table is kept as {hive_adoption.kept_name(relation)}"
+        )
+        for sql in hive_adoption.leftover_statements(exists, marked, relation):
+            self._run_sql(sql)
+        for sql in conversion.statements():
+            self._execute_trusted(sql)
+
+    def _table_properties_of(self, relation: str) -> dict[str, str]:
+        """A table's properties (``show tblproperties``)."""
+        return {str(r[0]): str(r[1]) for r in self._run_sql(f"show tblproperties {relation}")}
 
     @available
     def mutable_stage_change_set(

@@ -8,19 +8,24 @@ JammiAdapter through ``MutableTableAdapterMixin`` (table_adapter.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any, Optional
 
 from dbt.adapters.base import available
 
+from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.statements import StatementsMixin
 from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
     adoption,
     exact_casts,
+    hive_adoption,
     schema_evolution,
     schema_reconciliation,
 )
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+from dbt.adapters.jammi.mutable_table.table_properties import describe_location
+from dbt.adapters.jammi.mutable_table.version_locations import new_run_id
 
 
 class MutableDriftAdapterMixin(StatementsMixin):
@@ -155,14 +160,32 @@ class MutableDriftAdapterMixin(StatementsMixin):
             adoption.describe_partitioned(rows),
             requested_file_format,
             bound_tenant,
+            self.resolve_file_format("auto", model_name),  # type: ignore[attr-defined]
         )
+        if plan.from_hive and self._table_listed(hive_adoption.kept_name(str(relation))):  # type: ignore[attr-defined]
+            raise JammiValidationError(
+                f"mutable_table '{model_name}'",
+                f"{relation} is a Hive-format table, whose rows adoption rewrites as "
+                f"{plan.file_format}, keeping the Hive table as "
+                f"{hive_adoption.kept_name(str(relation))}; a table of that name exists",
+                f"rename or drop {hive_adoption.kept_name(str(relation))}",
+            )
         violations = result_rows(self._run_sql(plan.violations_sql))
         error = adoption.key_violations_error(model_name, str(relation), plan.key, violations)
         if error is not None:
             raise error
+        conversion = None
+        if plan.from_hive:
+            conversion = hive_adoption.HiveConversion(
+                relation=str(relation),
+                file_format=plan.file_format,
+                location=hive_adoption.new_location(str(describe_location(rows)), new_run_id()),
+                add_tenant=not hive_adoption.stored_tenant(stored),
+            )
         return {
             "file_format": plan.file_format,
             "add_tenant_column": plan.add_tenant_column,
             "key": plan.key,
             "violations_sql": plan.violations_sql,
+            "hive_conversion": None if conversion is None else asdict(conversion),
         }

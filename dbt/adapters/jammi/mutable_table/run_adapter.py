@@ -19,6 +19,7 @@ from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
+    hive_adoption,
     redelivery,
     rule_columns,
     run_config,
@@ -64,8 +65,10 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         ``RunStart``. ``target``: the model's table; ``relation``: the table that holds
         the model's name, or None (a view that did is dropped by the run: its run is a
         first run); ``full_refresh``: dbt's flag."""
-        existing = relation is not None
         model_name = str(model["name"])
+        if relation is None and self._recovered_hive_adoption(str(target)):
+            relation = target
+        existing = relation is not None
         config = model.get("config") or {}
         failure = run_start.failure_phase(fail_at)
         rebuild = bool(existing) and run_config.full_refresh_allowed(
@@ -164,6 +167,20 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             truncates=rewritten.truncate_rows,
             plan=plan,
         ).to_dict()
+
+    def _recovered_hive_adoption(self, target: str) -> bool:
+        """A Hive-format table's adoption stopped after renaming the Hive table aside
+        (hive_adoption.py): its rewrite takes the model's name, and the run adopts it."""
+        adopting = hive_adoption.adopting_name(target)
+        exists = self._table_listed(adopting)  # type: ignore[attr-defined]
+        marked = exists and hive_adoption.is_marked_for(
+            self._table_properties_of(adopting),
+            target,  # type: ignore[attr-defined]
+        )
+        statements = hive_adoption.recovery_statements(target, exists, marked)
+        for sql in statements:
+            self._execute_trusted(sql)
+        return bool(statements)
 
     def _plan(
         self, definition: Mapping[str, Any], file_format: str, existing: bool, first: Any

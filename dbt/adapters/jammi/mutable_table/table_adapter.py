@@ -20,6 +20,7 @@ from dbt.adapters.jammi.common.validation import sql_string_literal, validate_re
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
+    hive_adoption,
     run_config,
     run_errors,
     table_properties,
@@ -199,13 +200,22 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             adopt.get("requested"),
             adopt.get("tenant"),
         )
+        conversion = plan.get("hive_conversion")
+        if conversion is not None:
+            # the state of the table the Hive table's rows become (hive_adoption.py),
+            # written by mutable_adopt before the run's first write
+            location = hive_adoption.location_of(plan["file_format"], conversion["location"])
+            properties: dict[str, str] = {}
+        else:
+            location = self._refreshed_location(relation, rows, plan["file_format"])
+            properties = tblproperties_config.describe_table_properties(rows)
         return {
             "properties": {},
             "file_format": plan["file_format"],
-            "location": self._refreshed_location(relation, rows, plan["file_format"]),
+            "location": location,
             "definition": None,
             "property_stale": False,
-            "table_properties": tblproperties_config.describe_table_properties(rows),
+            "table_properties": properties,
             "columns": columns,
             "adoption": adopt,
             "adoption_plan": plan,
