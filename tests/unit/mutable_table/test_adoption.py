@@ -50,7 +50,10 @@ def test_a_stored_tenant_column_is_kept_and_keys_are_per_tenant():
 @pytest.mark.parametrize(
     "kwargs, fragments",
     [
-        ({"provider": "hive"}, ["is a 'hive' table", "adopts parquet, orc, delta and iceberg"]),
+        (
+            {"provider": "hudi"},
+            ["is a 'hudi' table", "adopts parquet, orc, delta, iceberg and Hive"],
+        ),
         (
             {"provider": "delta", "requested": "iceberg"},
             ["stored as 'delta'", "set file_format: delta"],
@@ -64,7 +67,7 @@ def test_a_stored_tenant_column_is_kept_and_keys_are_per_tenant():
         ({"stored": [*STORED, ["tenant_id", "int"]]}, ["'tenant_id' of type int"]),
     ],
     ids=[
-        "hive_table",
+        "hudi_table",
         "format_change",
         "partitioned_rewrite_format",
         "bound_run",
@@ -83,6 +86,23 @@ def test_what_is_refused_on_a_rewrite_format_is_adopted_in_place_on_delta_and_ic
     for provider in ("delta", "iceberg"):
         assert plan(provider=provider, partitioned=True).file_format == provider
     assert plan(provider="delta", requested="auto").file_format == "delta"
+
+
+def test_a_hive_table_is_rewritten_as_the_requested_or_the_auto_format():
+    adopted = plan(provider="hive", partitioned=True)
+    # auto resolves to the session's format (here the default, parquet); a Hive table's
+    # partitions are rewritten as rows, so a partitioned one is adopted too
+    assert (adopted.file_format, adopted.from_hive) == ("parquet", True)
+    # the rewrite adds the NULL tenant_id itself
+    assert not adopted.add_tenant_column
+    assert plan(provider="hive", requested="orc").file_format == "orc"
+    assert (
+        adoption.plan_adoption(
+            "orders", "s.orders", definition(), STORED, "hive", False, None, None, "delta"
+        ).file_format
+        == "delta"
+    )
+    assert not plan(provider="parquet").from_hive
 
 
 def test_stored_key_violations_name_samples_and_the_fix():
