@@ -90,6 +90,8 @@ TESTS = [
     f"{MUTABLE}/test_tombstones.py",  # deletes stay deleted: the branch commit
     f"{MUTABLE}/test_truncates.py",  # a truncate's deletes and tombstones: the branch commit
     f"{MUTABLE}/test_rule_columns.py",  # the reserved version column, the changelog's names
+    f"{MUTABLE}/test_version_groups.py",  # each value guarded by its group: the MERGE
+    f"{MUTABLE}/test_hive_adoption.py",  # a Hive table's rows rewritten as Iceberg
     f"{MUTABLE}/test_identity_column.py",  # its high-water mark: the branch commit
     f"{MUTABLE}/test_changelog.py",  # its records: the branch commit
     "tests/functional/scd2/test_scd2_history.py",
