@@ -202,6 +202,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts/test_lanes.py", EVERY_LANE),
     ("scripts/lane_map.py", ("checks",)),
     ("scripts/race_repeats.py", ("checks",)),
+    ("scripts/jaffle_shop_check.py", ("checks",)),
     ("scripts/lane_report.py", COMPAT_LANES),
     ("scripts/check_java.py", EVERY_LANE),
     ("scripts/fetch_jars.py", JAR_LANES),

@@ -46,13 +46,14 @@ def test_every_product_file_reaches_a_lane_of_the_full_matrix():
     for path in product_files():
         lanes = lane_map.lanes_for([path])
         assert lanes and set(lanes) <= set(lane_map.EVERY_NAMED_LANE), (path, lanes)
-        # only lint's and the unit tests' own files, the benchmarks and the docs' browser
-        # check need no Spark lane
+        # only lint's and the unit tests' own files, the benchmarks, the docs' browser
+        # check and the by-hand jaffle_shop check need no Spark lane
         spark_lanes = set(lanes) - {"checks"}
         assert spark_lanes or path.startswith(
             ("tests/unit/", "tests/capture_plans.py", "bench/", "scripts/browser/",
              "scripts/docs_lineage_check.py",
-             "scripts/lane_map.py", "scripts/race_repeats.py")
+             "scripts/lane_map.py", "scripts/race_repeats.py",
+             "scripts/jaffle_shop_check.py")
         ), path  # fmt: skip
 
 

@@ -40,6 +40,21 @@ where id > 0
 # with its changelog: each change carries the stored row before it
 LOGGED = ORDERS.replace("rule_columns=", "changelog=true, rule_columns=")
 
+# a merge function in a group: [[id, parcels, ship_ver, status, order_ver, ver]]
+COUNTED = """
+{{ config(materialized='mutable_table', primary_key=['id'], version_column='ver',
+          merge_functions={'parcels': 'sum'},
+          version_groups={'ship_ver': ['parcels'], 'order_ver': ['status']}) }}
+select id, parcels, ship_ver, status, order_ver, ver from values
+{% for r in var('counted', [[0, 0, 0, '', 0, 0]]) %}
+  ({{ r[0] }}, cast({{ r[1] if r[1] is not none else 'null' }} as int),
+   cast({{ r[2] if r[2] is not none else 'null' }} as int), '{{ r[3] }}',
+   cast({{ r[4] if r[4] is not none else 'null' }} as int), {{ r[5] }}L){{ ',' if not loop.last }}
+{% endfor %}
+as t(id, parcels, ship_ver, status, order_ver, ver)
+where id > 0
+"""
+
 CASES = ("writers", "deletes", "ambiguous")
 STORED = "id, status, order_ver, carrier, ship_ver, ver"
 
@@ -52,7 +67,7 @@ class TestVersionGroups(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
         cases = {f"{case}.sql": ORDERS for case in CASES}
-        return {**cases, "logged.sql": LOGGED, "pairs.sql": PAIRS}
+        return {**cases, "logged.sql": LOGGED, "pairs.sql": PAIRS, "counted.sql": COUNTED}
 
     @pytest.mark.spark4_path
     def test_each_writer_changes_its_own_columns_in_its_own_order(self, project):
@@ -154,3 +169,16 @@ class TestVersionGroups(MutableProjectBase):
             ("insert", "placed", None, "ups", None, 10),
             ("update", "paid", "placed", "ups", "ups", 10),
         ]
+
+    def test_a_merge_function_combines_only_its_groups_newer_rows(self, project):
+        stored = "id, parcels, ship_ver, status, order_ver, ver"
+        run(project, "counted", {"counted": [[1, 2, 1, "placed", 1, 10]]})
+        two = {"counted": [[1, 3, 2, "", None, 11], [1, 1, 3, "", None, 12]]}
+        run(project, "counted", two)
+        assert table_rows(project, "counted", stored) == [(1, 6, 3, "placed", 1, 12)]
+        # re-sent, and a stale shipping change: nothing is added again
+        run(project, "counted", two)
+        run(project, "counted", {"counted": [[1, 5, 1, "", None, 13]]})
+        # the order writer's change leaves the parcels as they are
+        run(project, "counted", {"counted": [[1, None, None, "paid", 2, 14]]})
+        assert table_rows(project, "counted", stored) == [(1, 6, 3, "paid", 2, 14)]

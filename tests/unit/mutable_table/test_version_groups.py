@@ -69,8 +69,8 @@ def test_the_rules_a_group_cannot_follow_are_refused():
     assert "cannot be combined with history: scd2" in refusal(
         version_column="ver", history="scd2", valid_from="ver"
     )
-    assert "cannot be combined with merge_functions" in refusal(
-        version_column="ver", merge_functions={"status": "max"}
+    assert "merge_functions names ship_ver, a group's version" in refusal(
+        version_column="ver", merge_functions={"ship_ver": "max"}
     )
     assert "'version_groups' with delete_when or truncate_when needs a version_column" in (
         refusal(delete_when="op = 'd'", version_groups={**GROUPS, "ver": ["op"]}, rule_columns=[])
@@ -150,6 +150,31 @@ def test_a_tenant_from_column_groups_the_rows_with_the_key():
         definition(version_column="ver", tenant_from="org", rule_columns=["op"]), tenant=None
     )
     assert sql.endswith("group by `id`, `org`)")
+
+
+def test_a_merge_function_combines_the_rows_newer_than_its_groups_stored_version():
+    sql = combined(
+        definition(
+            version_column="ver",
+            rule_columns=["org"],
+            merge_functions={"carrier": "last_non_null", "op": "max"},
+        )
+    )
+    # the stored group versions are read beside the batch's rows
+    assert "stored.`order_ver` as _jammi_stored_0, stored.`ship_ver` as _jammi_stored_1" in sql
+    assert (
+        "max_by(`carrier`, case when `carrier` is not null and coalesce(`ship_ver` > "
+        "_jammi_stored_1, `ship_ver` is not null) then `ship_ver` end) as `carrier`" in sql
+    )
+    # a column in no group: fresh against the row's stored version
+    assert (
+        "max(`op`) filter (where coalesce(cast(`ver` as bigint) > _jammi_stored_version, true))"
+        in sql
+    )
+    # a sum adds a re-delivered row once: identical rows collapse first
+    assert "select distinct * from (src)" in combined(
+        {**definition(version_column="ver"), "merge_functions": {"status": "sum"}}, None
+    )
 
 
 def test_the_ambiguity_check_compares_each_part_at_its_newest_version():

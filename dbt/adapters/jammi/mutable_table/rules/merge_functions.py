@@ -28,9 +28,11 @@ def combines_in_batch(definition: Mapping[str, Any]) -> bool:
     """Whether the history-none planner combines a key's batch rows newer than its
     stored version among themselves first, and reads the stored rows apart from its key
     decisions (``change_set.sql``'s joined shape): merge functions under a version rule,
-    without hard deletes."""
+    without hard deletes. Under ``version_groups`` the batch is already one row per key,
+    combined by the groups' own versions (rules/version_groups.py)."""
     return (
         bool(definition.get("merge_functions"))
+        and not definition.get("version_groups")
         and bool(definition.get("version_column"))
         and definition.get("hard_deletes") != "delete"
     )

@@ -24,9 +24,14 @@ A run applies the rule in two places:
   versions of. Tombstones compare ``version_column``, as deletes do.
 
 Refused, naming the model: a column in two groups, a key, tenant or version column in a
-group, a group version of a type that does not order, ``history: scd2`` (an interval is
-the whole row at one time) and ``merge_functions`` (a function combines a column's rows
-in the row's version order, which a group does not follow).
+group, a group version of a type that does not order or named in ``merge_functions``,
+and ``history: scd2`` (an interval is the whole row at one time).
+
+A merge function's column combines the key's rows that are newer than the stored
+version of its group (of the row, for a column in no group): the batch combine reads
+the stored versions for that, and the planner then combines the result with the stored
+value under the group's guard. Identical rows are collapsed first where a ``sum`` would
+add them twice.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import column_list, quote_identifier, require_columns
+from dbt.adapters.jammi.mutable_table.redelivery import collapsed_batch_sql
 from dbt.adapters.jammi.mutable_table.rules.version_sql import (
     stored_scope_sql,
     version_parts,
@@ -106,6 +112,15 @@ def definition_fields(
                 f"version the group by a number, a timestamp or a string (cast {version})",
             )
         groups.append((version, tuple(dict.fromkeys(listed))))
+    functions = opts.get("merge_functions") or {}
+    versions = [v for v in value if isinstance(functions, Mapping) and v in functions]
+    if versions:
+        raise JammiValidationError(
+            subject,
+            f"merge_functions names {', '.join(versions)}, a group's version: a version "
+            "orders the group's changes and is not combined",
+            f"remove {', '.join(versions)} from merge_functions",
+        )
     _refuse_combinations(opts, draft, owner, subject)
     return {"version_groups": tuple(groups)}
 
@@ -120,14 +135,6 @@ def _refuse_combinations(
             "whole row between two times, and a group's own version would change part of "
             "a row at a time of its own",
             "remove version_groups, or keep history: none",
-        )
-    if opts.get("merge_functions"):
-        raise JammiValidationError(
-            subject,
-            "'version_groups' cannot be combined with merge_functions: a merge function "
-            "combines a column's rows in the row's version order, and a group is ordered by "
-            "its own version",
-            "remove merge_functions or version_groups",
         )
     if draft.version_column:
         return
@@ -199,11 +206,13 @@ class _Batch:
 
     def __init__(
         self,
-        names: list[str],
+        columns: list[list[str]],
         keys: list[str],
         groups: dict[str, list[str]],
         partial: Any,
     ) -> None:
+        self.columns = columns
+        names = [n for n, _ in columns]
         self.names = names
         self.keys = keys
         self.groups = groups
@@ -218,7 +227,8 @@ class _Batch:
         batch_columns: Sequence[Sequence[str]],
         tenant: Optional[str],
     ) -> _Batch:
-        names = [str(n) for n, _ in batch_columns]
+        columns = [[str(n), str(t)] for n, t in batch_columns]
+        names = [n for n, _ in columns]
         keys = [str(k) for k in definition["primary_key"]]
         tenant_from = definition.get("tenant_from")
         if tenant_from and str(tenant_from) in names and str(tenant_from) not in keys:
@@ -228,7 +238,7 @@ class _Batch:
             for v, cols in groups_of(definition).items()
             if v in names
         }
-        return cls(names, keys, groups, definition.get("partial_updates"))
+        return cls(columns, keys, groups, definition.get("partial_updates"))
 
     def keeps_stored(self, column: str) -> bool:
         partial = self.partial
@@ -288,21 +298,31 @@ def combined_batch_sql(
     out, and ``RESTARTED`` where rows follow that delete."""
     versioned = bool(version_parts(definition))
     deletes = versioned and _delete_sql(definition) != "false"
+    functions = dict(definition.get("merge_functions") or {})
     keys = ", ".join(_q(k) for k in batch.keys)
     version = version_sql(definition, "") if versioned else ""
+    if "sum" in functions.values():
+        # a re-delivered row would be added twice (redelivery.py)
+        source = collapsed_batch_sql(source, batch.columns)
     rows = f"select b.*, {_delete_sql(definition)} as _jammi_del from {source} as b"
     fresh_delete = "_jammi_del"
-    if deletes and target is not None:
+    # the stored versions a row is fresh against: what a delete and a merge function read
+    stored_at = {name: f"_jammi_stored_{i}" for i, name in enumerate(batch.groups)}
+    reads_stored = target is not None and (deletes or bool(functions))
+    if reads_stored:
         stored_keys = [k for k in batch.keys if k in definition["primary_key"]]
         match = " and ".join(f"b.{_q(k)} = stored.{_q(k)}" for k in stored_keys)
         if definition.get("tenant_from") and tenant is None:
             match += f" and b.{_q(str(definition['tenant_from']))} <=> stored.tenant_id"
+        stored = [f"stored.{_q(v)} as {alias}" for v, alias in stored_at.items()]
+        if versioned:
+            stored.append(f"{version_sql(definition, 'stored.')} as _jammi_stored_version")
         rows = (
-            f"select b.*, {_delete_sql(definition)} as _jammi_del, "
-            f"{version_sql(definition, 'stored.')} as _jammi_stored_version "
+            f"select b.*, {_delete_sql(definition)} as _jammi_del, {', '.join(stored)} "
             f"from {source} as b left join (select * from {target} as stored "
             f"where {stored_scope_sql(definition, tenant)}) as stored on {match}"
         )
+    if reads_stored and versioned:
         fresh_delete = f"_jammi_del and coalesce({version} > _jammi_stored_version, true)"
     fresh = "select * from _jammi_rows"
     restarted = "false"
@@ -321,6 +341,19 @@ def combined_batch_sql(
         column = _q(name)
         if name in batch.keys:
             value = column
+        elif name in functions:
+            # a merge function combines the key's rows newer than the stored version of
+            # the column's group (of the row, for a column in no group)
+            group = grouped_at.get(name)
+            if group is not None:
+                order = _q(group)
+                stale = f"{stored_at[group]}" if reads_stored else "null"
+                fresh = f"coalesce({order} > {stale}, {order} is not null)"
+            else:
+                order = version
+                stale = "_jammi_stored_version" if reads_stored else "null"
+                fresh = f"coalesce({order} > {stale}, true)"
+            value = _combined(functions[name], column, order, fresh)
         elif name in batch.groups:
             value = f"max({column})"
         elif name in grouped_at:
@@ -344,6 +377,15 @@ def combined_batch_sql(
         f"from ({fresh}) as fresh\n"
         f"group by {keys})"
     )
+
+
+def _combined(function: str, column: str, order: str, fresh: str) -> str:
+    """A merge function's combined batch value of one column over the key's fresh rows
+    (the planner then combines it with the stored value: merge_functions.sql)."""
+    if function in ("sum", "min", "max"):
+        return f"{function}({column}) filter (where {fresh})"
+    live = f"case when {column} is not null and {fresh} then {order} end"
+    return f"{'min_by' if function == 'first' else 'max_by'}({column}, {live})"
 
 
 def _live(column: str, order: str, keeps_stored: bool) -> str:

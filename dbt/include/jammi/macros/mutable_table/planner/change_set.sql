@@ -154,7 +154,8 @@
      version combine among themselves first; without hard deletes the combined rows come
      out in the joined shape, the stored rows read once (merge_functions.sql;
      rules/merge_functions.py's combines_in_batch decides) --#}
-{%- set aggregate = merge_functions and version -%}
+{#-- (version_groups: the batch's rows are already combined, rules/version_groups.py) --#}
+{%- set aggregate = merge_functions and version and not definition.version_groups -%}
 {%- set combined = rules.combined -%}
 {#-- ttl_ms: the expired stored rows of the scope are found in this plan's own read of the
      stored rows (one scan, no second one in ttl.sql): its stored side keeps the rows of
