@@ -348,12 +348,12 @@ def combined_batch_sql(
             if group is not None:
                 order = _q(group)
                 stale = f"{stored_at[group]}" if reads_stored else "null"
-                fresh = f"coalesce({order} > {stale}, {order} is not null)"
+                newer = f"coalesce({order} > {stale}, {order} is not null)"
             else:
                 order = version
                 stale = "_jammi_stored_version" if reads_stored else "null"
-                fresh = f"coalesce({order} > {stale}, true)"
-            value = _combined(functions[name], column, order, fresh)
+                newer = f"coalesce({order} > {stale}, true)"
+            value = _combined(functions[name], column, order, newer)
         elif name in batch.groups:
             value = f"max({column})"
         elif name in grouped_at:
