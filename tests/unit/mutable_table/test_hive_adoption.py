@@ -55,3 +55,40 @@ def test_a_rewrite_left_beside_the_hive_table_is_dropped_and_made_again():
         "drop table s.customers__jammi_adopting"
     ]
     assert hive_adoption.leftover_statements(True, False, "s.customers") == []
+
+
+class FakeCatalog:
+    """The tables a run sees: names and their properties; every statement recorded."""
+
+    def __init__(self, tables: dict[str, dict[str, str]]):
+        self.tables = tables
+        self.executed: list[str] = []
+
+    def listed(self, relation: str) -> bool:
+        return relation in self.tables
+
+    def properties_of(self, relation: str) -> dict[str, str]:
+        return self.tables[relation]
+
+
+def test_recovery_renames_in_a_marked_copy_and_nothing_else():
+    marked = FakeCatalog({"s.customers__jammi_adopting": {"jammi.adopting_from": "s.customers"}})
+    assert hive_adoption.recover(
+        "s.customers", marked.listed, marked.properties_of, marked.executed.append
+    )
+    assert marked.executed == ["alter table s.customers__jammi_adopting rename to customers"]
+    foreign = FakeCatalog({"s.customers__jammi_adopting": {}})
+    assert not hive_adoption.recover(
+        "s.customers", foreign.listed, foreign.properties_of, foreign.executed.append
+    )
+    assert foreign.executed == []
+
+
+def test_the_rewrite_drops_a_stopped_runs_copy_first():
+    left = FakeCatalog({"s.customers__jammi_adopting": {"jammi.adopting_from": "s.customers"}})
+    hive_adoption.convert(CONVERSION, left.listed, left.properties_of, left.executed.append)
+    assert left.executed[0] == "drop table s.customers__jammi_adopting"
+    assert left.executed[1:] == CONVERSION.statements()
+    clean = FakeCatalog({})
+    hive_adoption.convert(CONVERSION, clean.listed, clean.properties_of, clean.executed.append)
+    assert clean.executed == CONVERSION.statements()

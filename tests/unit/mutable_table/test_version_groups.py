@@ -9,7 +9,7 @@ import pytest
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.planner_rules import planner_rules
-from dbt.adapters.jammi.mutable_table.rules import batch_rewrites, version_groups
+from dbt.adapters.jammi.mutable_table.rules import batch_rewrites, version_group_batch
 from tests.unit.mutable_table.test_mutable_render import render
 
 ORDERS = {
@@ -98,8 +98,10 @@ def test_a_map_version_does_not_order():
 
 
 def combined(defn: dict, target: str | None = "analytics.orders", tenant=None) -> str:
-    batch = version_groups._Batch.of(defn, BATCH, tenant)
-    return " ".join(version_groups.combined_batch_sql(defn, "(src)", batch, target, tenant).split())
+    batch = version_group_batch.GroupedBatch.of(defn, BATCH, tenant)
+    return " ".join(
+        version_group_batch.combined_batch_sql(defn, "(src)", batch, target, tenant).split()
+    )
 
 
 def test_a_keys_rows_combine_each_part_at_its_own_newest_version():
@@ -180,8 +182,8 @@ def test_a_merge_function_combines_the_rows_newer_than_its_groups_stored_version
 def test_the_ambiguity_check_compares_each_part_at_its_newest_version():
     defn = definition(version_column="ver")
     sql = " ".join(
-        version_groups.ambiguous_rows_sql(
-            defn, "(src)", version_groups._Batch.of(defn, BATCH, None)
+        version_group_batch.ambiguous_rows_sql(
+            defn, "(src)", version_group_batch.GroupedBatch.of(defn, BATCH, None)
         ).split()
     )
     assert "'version_column' as _jammi_part" in sql
@@ -212,7 +214,7 @@ def test_a_clear_batch_is_combined_and_flagged():
         definition(version_column="ver"), "(src)", BATCH, None, None, lambda sql: []
     )
     assert rewritten.source.startswith("(with _jammi_rows as")
-    assert rewritten.columns[-1] == [version_groups.RESTARTED, "boolean"]
+    assert rewritten.columns[-1] == [version_group_batch.RESTARTED, "boolean"]
     assert rewritten.truncate_rows is None
 
 

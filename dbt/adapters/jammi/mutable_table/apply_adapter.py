@@ -182,21 +182,18 @@ class MutableApplyAdapterMixin(
     ) -> None:
         """The Hive table's rows rewritten as the run's format under a new location, the
         Hive table kept under another name with all its files (hive_adoption.py)."""
-        relation = conversion.relation
-        adopting = hive_adoption.adopting_name(relation)
-        exists = self._table_listed(adopting)  # type: ignore[attr-defined]
-        marked = exists and hive_adoption.is_marked_for(
-            self._table_properties_of(adopting), relation
-        )
         logger.info(
-            f"mutable_table '{model_name}': {relation} is a Hive-format table; its rows are "
-            f"rewritten once as {conversion.file_format} at {conversion.location}, and the "
-            f"Hive table is kept as {hive_adoption.kept_name(relation)}"
+            f"mutable_table '{model_name}': {conversion.relation} is a Hive-format table; "
+            f"its rows are rewritten once as {conversion.file_format} at "
+            f"{conversion.location}, and the Hive table is kept as "
+            f"{hive_adoption.kept_name(conversion.relation)}"
         )
-        for sql in hive_adoption.leftover_statements(exists, marked, relation):
-            self._run_sql(sql)
-        for sql in conversion.statements():
-            self._execute_trusted(sql)
+        hive_adoption.convert(
+            conversion,
+            self._table_listed,  # type: ignore[attr-defined]
+            self._table_properties_of,
+            self._execute_trusted,
+        )
 
     def _table_properties_of(self, relation: str) -> dict[str, str]:
         """A table's properties (``show tblproperties``)."""

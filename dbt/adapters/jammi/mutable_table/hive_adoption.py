@@ -27,7 +27,7 @@ the rows whichever it stops after:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -113,3 +113,38 @@ def location_of(file_format: str, location: str) -> Optional[str]:
     """A run's state ``location`` for the rewritten table: the rewrite formats' (their
     versions go under it), none for Delta and Iceberg."""
     return location if file_format in ("parquet", "orc") else None
+
+
+def recover(
+    relation: str,
+    listed: Callable[[str], bool],
+    properties_of: Callable[[str], Mapping[str, str]],
+    execute: Callable[[str], Any],
+) -> bool:
+    """At the start of a run whose model's table does not exist: the rewrite a stopped
+    run left after renaming the Hive table aside takes the model's name (True: the run
+    then adopts it)."""
+    adopting = adopting_name(relation)
+    exists = listed(adopting)
+    marked = exists and is_marked_for(properties_of(adopting), relation)
+    statements = recovery_statements(relation, exists, marked)
+    for sql in statements:
+        execute(sql)
+    return bool(statements)
+
+
+def convert(
+    conversion: HiveConversion,
+    listed: Callable[[str], bool],
+    properties_of: Callable[[str], Mapping[str, str]],
+    execute: Callable[[str], Any],
+) -> None:
+    """The rewrite: a marked copy a stopped run left beside the Hive table dropped, then
+    the three statements."""
+    adopting = adopting_name(conversion.relation)
+    exists = listed(adopting)
+    marked = exists and is_marked_for(properties_of(adopting), conversion.relation)
+    for sql in leftover_statements(exists, marked, conversion.relation):
+        execute(sql)
+    for sql in conversion.statements():
+        execute(sql)

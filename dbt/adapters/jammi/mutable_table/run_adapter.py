@@ -66,7 +66,9 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         the model's name, or None (a view that did is dropped by the run: its run is a
         first run); ``full_refresh``: dbt's flag."""
         model_name = str(model["name"])
-        if relation is None and self._recovered_hive_adoption(str(target)):
+        if relation is None and hive_adoption.recover(
+            str(target), self._table_listed, self._table_properties_of, self._execute_trusted
+        ):
             relation = target
         existing = relation is not None
         config = model.get("config") or {}
@@ -167,20 +169,6 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             truncates=rewritten.truncate_rows,
             plan=plan,
         ).to_dict()
-
-    def _recovered_hive_adoption(self, target: str) -> bool:
-        """A Hive-format table's adoption stopped after renaming the Hive table aside
-        (hive_adoption.py): its rewrite takes the model's name, and the run adopts it."""
-        adopting = hive_adoption.adopting_name(target)
-        exists = self._table_listed(adopting)  # type: ignore[attr-defined]
-        marked = exists and hive_adoption.is_marked_for(
-            self._table_properties_of(adopting),
-            target,  # type: ignore[attr-defined]
-        )
-        statements = hive_adoption.recovery_statements(target, exists, marked)
-        for sql in statements:
-            self._execute_trusted(sql)
-        return bool(statements)
 
     def _plan(
         self, definition: Mapping[str, Any], file_format: str, existing: bool, first: Any

@@ -1,6 +1,6 @@
 """The row rules that rewrite a run's batch before any planner reads it, in their order:
 a truncate's deletes (rules/truncates.py), then one row per key under version groups
-(rules/version_groups.py)."""
+(rules/version_group_batch.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dbt.adapters.jammi.mutable_table.rules import truncates, version_groups
+from dbt.adapters.jammi.mutable_table.rules import truncates, version_group_batch
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ def rewritten_batch(
         )
         listed.append([truncates.TRUNCATED_FLAG, "boolean"])
     if definition.get("version_groups"):
-        source = version_groups.applied_batch(definition, source, listed, target, tenant, run_sql)
-        listed.append([version_groups.RESTARTED, "boolean"])
+        source = version_group_batch.applied_batch(
+            definition, source, listed, target, tenant, run_sql
+        )
+        listed.append([version_group_batch.RESTARTED, "boolean"])
     return RewrittenBatch(source, listed, truncate_rows)
