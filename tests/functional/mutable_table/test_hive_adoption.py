@@ -22,6 +22,9 @@ ITEMS = """
 select * from values {{ var('rows', '(0, \\'\\', 0)') }} as t(id, name, v) where id > 0
 """
 
+# the format given: a Hive table's rows rewritten as orc, whatever the session's auto
+TO_ORC = ITEMS.replace("version_column='v'", "version_column='v', file_format='orc'")
+
 CASES = ("text", "serde", "dupes", "stopped_1", "stopped_2")
 STORED = {
     "text": "stored as textfile",
@@ -29,6 +32,7 @@ STORED = {
     "dupes": "stored as textfile",
     "stopped_1": "stored as textfile",
     "stopped_2": "stored as textfile",
+    "to_orc": "stored as orc",
 }
 
 
@@ -52,7 +56,7 @@ def location(project, relation: str) -> str:
 class TestHiveAdoption(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
-        return {f"{case}.sql": ITEMS for case in CASES}
+        return {**{f"{case}.sql": ITEMS for case in CASES}, "to_orc.sql": TO_ORC}
 
     @pytest.mark.parametrize("case", ["text", "serde"])
     def test_a_hive_table_is_rewritten_once_and_kept(self, project, fmt, case):
@@ -118,3 +122,11 @@ class TestHiveAdoption(MutableProjectBase):
         kept = hive_adoption.kept_name(relation)
         assert rows(project, f"select count(*) from {kept}") == [(2,)]
         assert not table_exists(project, f"{case}{hive_adoption.ADOPTING_SUFFIX}")
+
+    def test_a_hive_table_becomes_the_format_the_model_gives(self, project):
+        relation = hive_table(project, "to_orc", "(1, 'one', 1)")
+        run(project, "to_orc", {"rows": "(2, 'two', 1)"})
+        assert provider(project, relation) == "orc"
+        assert properties(project, "to_orc")["jammi.file_format"] == "orc"
+        assert table_rows(project, "to_orc", "id, name") == [(1, "one"), (2, "two")]
+        assert provider(project, hive_adoption.kept_name(relation)) == "hive"
