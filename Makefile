@@ -19,7 +19,7 @@ PYTEST_ARGS ?=
 export JAMMI_DELTA_REQUIRED ?= 1
 export JAMMI_ICEBERG_REQUIRED ?= 1
 
-.PHONY: jaffle-shop-check functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark35-venv spark35-unit spark35-functional spark35-delta-lane spark35-iceberg-lane spark35-smoke spark35-delta-gate spark35-iceberg-gate spark35-gate spark35-lane spark43-venv spark43-unit spark43-features spark43-connect-smoke spark43-lane race-repeats
+.PHONY: jaffle-shop-check functional-gate cluster-lanes checks java-check jars iceberg-probe demo demo-delta demo-iceberg test test-full test-affected delta-gate iceberg-gate cluster-gate connect-gate crash-gate test-quick cluster-fault-lane lint unit functional delta-lane connect-lane thrift-lane thrift-delta-lane thrift-delta-lane-all thrift-iceberg-lane orc-lane crash-lane iceberg-lane iceberg-rest-lane docs-browser bench clean spark35-venv spark35-unit spark35-functional spark35-delta-lane spark35-iceberg-lane spark35-smoke spark35-delta-gate spark35-iceberg-gate spark35-gate spark35-lane spark43-venv spark43-unit spark43-features spark43-connect-smoke spark43-lane race-repeats
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -164,6 +164,13 @@ jaffle-shop-check: $(STAMP)
 cluster-fault-lane: $(STAMP)
 	@$(MAKE) --no-print-directory java-check
 	@$(BIN)/python scripts/thrift_server.py faults
+
+# The rewrite applier on orc: the row rules' functional files with orc in parquet's
+# place (scripts/lane_map.py, FULL_SLICES["orc"]); every other file runs orc's own
+# cases on the functional lane.
+orc-lane: $(STAMP)
+	@$(MAKE) --no-print-directory java-check
+	@$(BIN)/python scripts/lane_map.py slice orc
 
 # Real dbt processes SIGKILLed at measured points of a run (tests/process, method:
 # session); tests/process's Thrift races run inside thrift-lane. The tombstone crash

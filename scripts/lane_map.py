@@ -39,6 +39,7 @@ FULL_LANES = (
     "spark43-lane",
     "connect-lane",
     "thrift-iceberg-lane",
+    "orc-lane",
     "checks",
 )
 ON_ONE_CLUSTER = ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")
@@ -57,6 +58,7 @@ EVERY_NAMED_LANE = (
     "thrift-delta-lane",
     "connect-lane",
     "thrift-iceberg-lane",
+    "orc-lane",
     "checks",
 )
 
@@ -153,6 +155,22 @@ GATE_SLICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The slices that only `make test-full` runs, as lanes of their own, and their settings:
+# the orc lane runs the row rules' files with orc in parquet's place in the rewrite
+# applier's classes (tests/functional/mutable_table/util.py, REWRITE_FORMAT).
+FULL_SLICES: dict[str, tuple[str, ...]] = {
+    "orc": (
+        f"{MUTABLE}/test_mutable_upsert.py",
+        f"{MUTABLE}/test_tombstones.py",
+        f"{MUTABLE}/test_truncates.py",
+        f"{MUTABLE}/test_rule_columns.py",
+        f"{MUTABLE}/test_version_groups.py",
+    ),
+}
+FULL_SLICE_ENV: dict[str, dict[str, str]] = {"orc": {"JAMMI_TEST_FILE_FORMAT": "orc"}}
+SLICES = {**GATE_SLICES, **FULL_SLICES}
+
+
 def gate_slice_name(file_format: str, spark_version: str) -> str:
     """The gate slice of the Delta or Iceberg lane for this Spark version: the home
     line's (``delta``, ``iceberg``), or the compatibility line's (``spark35-...``)."""
@@ -175,9 +193,9 @@ EVERY_LANE = EVERY_NAMED_LANE
 # The other Spark lines' lanes: what a Spark-version-specific path runs on besides the
 # home line (docs/compatibility.md).
 COMPAT_LANES = ("spark35-lane", "spark43-lane")
-MUTABLE_LANES = ("functional", "delta-lane", "iceberg-lane")
+MUTABLE_LANES = ("functional", "delta-lane", "iceberg-lane", "orc-lane")
 MERGE_LANES = ("delta-lane", "iceberg-lane", "thrift-delta-lane", "thrift-iceberg-lane")
-REWRITE_LANES = ("functional", "crash-lane", "cluster-fault-lane", "thrift-lane")
+REWRITE_LANES = ("functional", "crash-lane", "cluster-fault-lane", "thrift-lane", "orc-lane")
 REMOTE_LANES = ("thrift-lane", "connect-lane")
 # thrift-iceberg-lane and connect-lane race publishes on Iceberg over a REST catalog.
 TOPIC_LANES = (*MUTABLE_LANES, "thrift-lane", "cluster-fault-lane", "thrift-iceberg-lane")
@@ -299,6 +317,8 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tests/capture_plans.py", ("checks",)),  # writes the golden plans the unit tests read
     ("tests/functional/*", ("functional",)),
     (f"{MUTABLE}/*", ("delta-lane",)),
+    (f"{MUTABLE}/util.py", ("orc-lane",)),
+    *((path, ("orc-lane",)) for path in FULL_SLICES["orc"]),
     ("tests/functional/scd2/*", ("delta-lane", "iceberg-lane")),
     ("tests/functional/topic/*", ("delta-lane", "iceberg-lane", "thrift-lane")),
     ("tests/functional/adapter/test_delta_*", ("delta-lane",)),
@@ -368,10 +388,11 @@ def changed_paths(base: str, head: str | None = None) -> list[str]:
 
 
 def run_slice(name: str, pytest_args: list[str]) -> int:
-    """pytest on the gate slice ``name`` with the slice's settings (GATE_SLICE_ENV), from
-    the repository's root, with this interpreter."""
-    env = dict(os.environ, **GATE_SLICE_ENV.get(name, {}))
-    command = [sys.executable, "-m", "pytest", *GATE_SLICES[name], "-q", "-rs"]
+    """pytest on the slice ``name`` (a gate slice, or a slice of the full matrix) with the
+    slice's settings (GATE_SLICE_ENV, FULL_SLICE_ENV), from the repository's root, with
+    this interpreter."""
+    env = dict(os.environ, **GATE_SLICE_ENV.get(name, {}), **FULL_SLICE_ENV.get(name, {}))
+    command = [sys.executable, "-m", "pytest", *SLICES[name], "-q", "-rs"]
     command += ["-p", "no:cacheprovider", "--durations=10", *pytest_args]
     print(f"lane_map: slice {name}: {' '.join(command[3:])}", flush=True)
     return subprocess.call(command, cwd=REPO, env=env)
@@ -387,8 +408,8 @@ def main(argv: list[str]) -> int:
     lanes.add_argument("--head", help="with --base: up to this revision, not the work tree")
     lanes.add_argument("--run", action="store_true", help="run the lanes (test_lanes.py)")
     lanes.add_argument("--slots", type=int, default=2)
-    one = sub.add_parser("slice", help="pytest on one gate slice (extra pytest arguments after)")
-    one.add_argument("name", choices=sorted(GATE_SLICES))
+    one = sub.add_parser("slice", help="pytest on one slice (extra pytest arguments after)")
+    one.add_argument("name", choices=sorted(SLICES))
     sub.add_parser("ignores", help="pytest's --ignore options for FUNCTIONAL_FULL_ONLY")
     args, rest = parser.parse_known_args(argv)
     if args.command == "slice":

@@ -6,8 +6,10 @@ test class shares the same JVM and its Hive metastore (dbt-tests-adapter gives e
 class its own schema).
 
 Lanes, chosen with environment variables (the Makefile sets them):
-- JAMMI_TEST_FILE_FORMAT=parquet|delta|iceberg  the format feature tests configure (default
-                                        parquet); delta and iceberg load their runtime
+- JAMMI_TEST_FILE_FORMAT=parquet|orc|delta|iceberg  the format feature tests configure
+                                        (default parquet; orc takes parquet's place in the
+                                        rewrite applier's classes, `make orc-lane`); delta
+                                        and iceberg load their runtime
                                         (JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS: jar files
                                         instead of Maven coordinates)
 - JAMMI_ICEBERG_REST_URI=http://...     with iceberg: the sessions' default catalog is that

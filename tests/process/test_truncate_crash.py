@@ -13,9 +13,9 @@ Each kill point truncates the key range the run before it inserted: point ``i``'
 is inserted at version ``100 i + 1``, its truncate is at ``100 i + 3``, the late change
 of the range at ``100 i + 2``, and the next range is inserted at ``100 (i + 1) + 1``,
 newer than the truncate (a truncate that ends before its kill is tried again, 10
-versions up). parquet and
-Delta share one embedded session (as in test_tombstone_crash.py); Iceberg runs in its
-own, with one writer at a time.
+versions up). parquet,
+orc and Delta share one embedded session (as in test_tombstone_crash.py); Iceberg runs
+in its own, with one writer at a time.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ KEYS = 400  # keys of each range: [k * KEYS, (k + 1) * KEYS)
 def kill_points(file_format: str) -> tuple[tuple[KillPoint, Expected], ...]:
     """The write points of a run that deletes with tombstones, on ``file_format``."""
     table = f"trunc_{file_format}"
-    if file_format == "parquet":
+    if file_format in ("parquet", "orc"):  # the rewrite applier's points
         swap = rf"alter table \S+\.{table} set location"
         return (
             (
@@ -303,17 +303,19 @@ def truncate_at_every_point(project: DbtProject, lanes: list[TruncateLane]) -> N
 
 
 def test_sigkill_during_a_truncate_resurrects_and_loses_no_key(tmp_path: Path) -> None:
-    formats: tuple[str, ...] = ("parquet", "delta")
+    formats: tuple[str, ...] = ("parquet", "orc", "delta")
     if delta_release(installed_pyspark_version()) is None and not os.environ.get(
         "JAMMI_DELTA_JARS"
     ):
         if os.environ.get("JAMMI_DELTA_REQUIRED") == "1":
             pytest.fail("Delta Lake is required (JAMMI_DELTA_REQUIRED=1)")
-        formats = ("parquet",)
+        formats = ("parquet", "orc")
     project = trunc_project(tmp_path / "-".join(formats), formats)
     truncate_at_every_point(project, [TruncateLane(f) for f in formats])
-    if formats == ("parquet",):
-        pytest.skip(f"parquet passed; no Delta Lake release for {installed_pyspark_version()}")
+    if "delta" not in formats:
+        pytest.skip(
+            f"parquet and orc passed; no Delta Lake release for {installed_pyspark_version()}"
+        )
 
 
 def test_sigkill_during_an_iceberg_truncate_resurrects_and_loses_no_key(tmp_path: Path) -> None:

@@ -75,10 +75,10 @@ def test_every_lane_is_a_make_target():
     assert missing == []
 
 
-@pytest.mark.parametrize("name", sorted(lane_map.GATE_SLICES))
-def test_no_gate_slice_is_empty_and_each_test_exists(name):
-    entries = lane_map.GATE_SLICES[name]
-    assert entries, f"gate slice {name} names no test"
+@pytest.mark.parametrize("name", sorted(lane_map.SLICES))
+def test_no_slice_is_empty_and_each_test_exists(name):
+    entries = lane_map.SLICES[name]
+    assert entries, f"slice {name} names no test"
     for entry in entries:
         path, *names = entry.split("::")
         target = REPO / path
@@ -97,6 +97,11 @@ def test_the_functional_files_left_to_the_full_matrix_exist():
     for path in lane_map.FUNCTIONAL_FULL_ONLY:
         assert (REPO / path).is_file(), path
         assert path.startswith("tests/functional/"), path
+
+
+def test_the_orc_slice_runs_only_files_whose_classes_take_the_rewrite_format():
+    for path in lane_map.FULL_SLICES["orc"]:
+        assert "MutableProjectBase" in (REPO / path).read_text(), path
 
 
 def test_each_slice_setting_is_read_by_its_tests():

@@ -11,8 +11,11 @@ from dbt.tests.util import run_dbt
 from dbt.adapters.jammi.mutable_table import table_properties
 from tests.conftest import test_file_format
 
+# The rewrite applier's format: parquet, or orc on the orc lane (`make orc-lane`).
+REWRITE_FORMAT = "orc" if test_file_format() == "orc" else "parquet"
+
 FILE_FORMATS = [
-    "parquet",
+    REWRITE_FORMAT,
     pytest.param(
         "delta",
         marks=pytest.mark.skipif(
