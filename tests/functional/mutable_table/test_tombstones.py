@@ -105,7 +105,7 @@ class TestTombstones(MutableProjectBase):
             assert (3, 5) in tombstones
         else:
             path = location(project, "items").replace("file:", "", 1)
-            tombstones = rows(project, f"select id, ver from parquet.`{path}/_jammi_tombstones`")
+            tombstones = rows(project, f"select id, ver from {fmt}.`{path}/_jammi_tombstones`")
             assert (3, 5) in tombstones
 
     # connection_agnostic: planner SQL; the late change, readers and rollback run over Thrift
