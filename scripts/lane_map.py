@@ -280,6 +280,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/commit/branch_commit.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/tombstones.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/truncates.py", ("crash-lane",)),
+    ("dbt/adapters/jammi/mutable_table/hive_adoption.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/identity.py", ("thrift-lane",)),
     # Iceberg's identity mark rides the branch commit (tests/process/test_iceberg_identity_crash.py)
     ("dbt/adapters/jammi/mutable_table/rules/identity*.py", ("crash-lane",)),
