@@ -18,13 +18,20 @@ dbt-spark's `incremental` model with `incremental_strategy: merge`, `unique_key:
                fixed cost of a run: a 10-row batch into a 10-row table)
   noop         1% of the keys, every row repeating the stored values (not by default)
 
-Each shape has its own pair of tables, built from the same N rows. Each of four rounds
-writes a fresh batch table, reads it once (so neither side pays for the first read of
-new files), then runs the pair, alternating which side goes first (the second run of a
-pair is often faster, whichever side it is; with four rounds each side goes first
-twice). The figure is the median of the four rounds of each side (dbt's execution
-time of the model). After the rounds both tables must hold the same rows, or the
-benchmark fails.
+  feed         a change feed on a table laid out by key range (use with --files):
+               0.5% of the keys updated among the newest 2%, 10 old keys, and 0.5%
+               new keys each round
+
+Each shape has its own pair of tables, built from the same N rows (with --files F, a
+base of F files by key range, and each side's first build keeps one task per file).
+The rounds are paired and alternating (bench/paired.py): --warmup rounds discarded,
+then --rounds rounds, the side that runs first alternating; each round writes a fresh
+batch table and reads it once (so neither side pays for the first read of new files),
+then runs both sides (dbt's execution time of the model). The figure is the median of
+the pairs (each round with the next, by the geometric mean of their ratios), with their
+spread; bench/run_all.py pools the pairs of every process. After the rounds both
+tables must hold the same rows, or the benchmark fails. --settle gc asks the JVM for a
+full collection before each side's run.
 
 `--format delta` (the default): `--layouts plain,dv` measures each shape twice, as
 created and with deletion vectors (`delta.enableDeletionVectors`) switched on for both
@@ -37,7 +44,8 @@ Jars: JAMMI_DELTA_JARS / JAMMI_ICEBERG_JARS (comma-separated or a directory), el
 .jars/ cache `make jars` fills. Run:
     .venv/bin/python bench/bench_merge_peer.py [--format delta|iceberg]
         [--rows 1000000,10000000] [--layouts plain,dv | cow,mor]
-        [--shapes 1pct,100keys,half_repeat,snapshot] [--profile]
+        [--shapes 1pct,100keys,half_repeat,snapshot,feed] [--files 200]
+        [--rounds 10] [--warmup 1] [--settle gc] [--profile]
 """
 
 from __future__ import annotations
@@ -46,12 +54,12 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 from harness import (
+    bench_fields,
     dbt,
     dbt_run,
     enable_spark_ui,
@@ -61,25 +69,25 @@ from harness import (
     statement_profile,
     write_project,
 )
+from paired import BASELINE, OURS, PairedFigure, run_rounds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from delta_lane import local_jars  # noqa: E402
 from iceberg_probe import ICEBERG_CONFS, SINGLE_WRITER_CONFS  # noqa: E402
 from spark_thrift_server import server_format_jars  # noqa: E402
 
-OURS = """
+OURS_MODEL = """
 {{ config(materialized='mutable_table', primary_key=['id'], file_format=var('format'),
           hard_deletes=var('hard_deletes', 'ignore'), alias='ours_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
-PEER = """
+PEER_MODEL = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id',
           file_format=var('format'), alias='peer_' ~ var('suffix')) }}
 select * from {{ var('source') }}
 """
 
-ROUNDS = 4
 COLUMNS = "id, name, price, category, updated_ms"
 BASE_ROW = "concat('item-', id) as name, id % 1000 as price, concat('cat-', id % 37) as category"
 
@@ -106,6 +114,15 @@ def batch_sql(shape: str, rows: int, round_no: int) -> str:
             from range({rows})"""
     if shape == "all":
         return f"select id, {changed_row(round_no)} from range({rows})"
+    if shape == "feed":
+        newest, fresh = rows - rows // 50, max(rows // 200, 1)
+        return f"""select id, {changed_row(round_no)} from range({newest}, {rows})
+            where id % 4 = {round_no % 4}
+            union all
+            select id, {changed_row(round_no)} from range({newest}) where id % {newest // 10} = 7
+            union all
+            select id, {changed_row(round_no)}
+            from range({rows + round_no * fresh}, {rows + (round_no + 1) * fresh})"""
     if shape == "100keys":
         return f"select id, {changed_row(round_no)} from range({rows}) where id % {rows // 100} = 0"
     # half_repeat: keys with id % 200 = 100 repeat their stored (base) values every round
@@ -114,13 +131,15 @@ def batch_sql(shape: str, rows: int, round_no: int) -> str:
         select id, {BASE_ROW}, 1000 as updated_ms from range({rows}) where id % 200 = 100"""
 
 
+# docs/performance.md's goals (ours / peer, each side's own defaults)
 SHAPE_GOAL = {
-    "1pct": "<= 1.0x",
-    "100keys": "<= 1.0x",
-    "half_repeat": "<= 1.0x",
-    "snapshot": "<= 0.8x (dv: <= 0.5x)",
+    "1pct": "<= 0.8x (equal layouts <= 1.0x)",
+    "100keys": "<= 0.8x (equal layouts <= 1.0x)",
+    "half_repeat": "<= 0.8x (equal layouts <= 1.0x)",
+    "snapshot": "<= 0.5x",
+    "feed": "<= 0.6x",
     "all": "<= 1.5x",
-    "noop": "writes nothing",
+    "noop": "commits nothing; <= 0.3x",
 }
 DEFAULT_SHAPES = "1pct,100keys,half_repeat,snapshot"
 # What a layout switches on for both tables before the rounds (none: as created).
@@ -151,39 +170,69 @@ def session_settings(file_format: str) -> dict[str, str]:
     }
 
 
-def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> tuple:
-    suffix = f"{rows}_{layout}_{shape}"
-    base = f"bench.base_{rows}"
-    fmt = args.format
+def table_files(spark, table: str, fmt: str) -> int:
+    """How many data files ``table`` holds now."""
+    if fmt == "delta":
+        return int(spark.sql(f"describe detail {table}").collect()[0]["numFiles"])
+    return int(spark.sql(f"select count(*) from {table}.files").collect()[0][0])
+
+
+def build_pair(project: Path, spark, rows: int, suffix: str, layout: str, args) -> dict:
+    """The base table of ``rows`` (in ``args.files`` files by key range when given) and
+    each side's first build from it; each side's file count."""
+    fmt, base = args.format, f"bench.base_{rows}_{args.files or 0}"
     if not spark.catalog.tableExists(base):
+        hint = f"/*+ REPARTITION_BY_RANGE({args.files}, id) */ " if args.files else ""
         spark.sql(
             f"create table {base} using {fmt} as "
-            f"select id, {BASE_ROW}, 1000 as updated_ms from range({rows})"
+            f"select {hint}id, {BASE_ROW}, 1000 as updated_ms from range({rows})"
         )
-    hard_deletes = "delete" if shape == "snapshot" else "ignore"
+    if args.files:  # one task per base file: each side's first build keeps the layout
+        spark.conf.set("spark.sql.files.openCostInBytes", str(1 << 30))
     for model in ("ours", "peer"):
-        variables = {"source": base, "suffix": suffix, "format": fmt, "hard_deletes": hard_deletes}
+        variables = {"source": base, "suffix": suffix, "format": fmt, "hard_deletes": "ignore"}
         dbt(project, "run", "-s", model, "--vars", json.dumps(variables))
         if LAYOUTS[fmt][layout]:
             spark.sql(f"alter table bench.{model}_{suffix} {LAYOUTS[fmt][layout]}")
-    times: dict[str, list[float]] = {"ours": [], "peer": []}
+    spark.conf.unset("spark.sql.files.openCostInBytes")
+    return {model: table_files(spark, f"bench.{model}_{suffix}", fmt) for model in ("ours", "peer")}
+
+
+def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> tuple:
+    suffix = f"{rows}_{layout}_{shape}"
+    fmt = args.format
+    files = build_pair(project, spark, rows, suffix, layout, args)
+    print(f"{suffix}: files ours {files['ours']}, peer {files['peer']}", flush=True)
+    hard_deletes = "delete" if shape == "snapshot" else "ignore"
+    model_of = {OURS: "ours", BASELINE: "peer"}
     last, plans = {}, {}
-    for round_no in range(1, ROUNDS + 1):
+
+    def prepare(round_no: int) -> None:
         batch = f"bench.batch_{suffix}_{round_no}"
         spark.sql(f"create table {batch} using {fmt} as {batch_sql(shape, rows, round_no)}")
         spark.sql(f"select count(*), sum(hash({COLUMNS})) from {batch}").collect()
-        order = ("ours", "peer") if round_no % 2 else ("peer", "ours")
-        for model in order:
-            variables = json.dumps(
-                {"source": batch, "suffix": suffix, "format": fmt, "hard_deletes": hard_deletes}
-            )
-            seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
-            run = dbt_run(project, "run", "-s", model, "--vars", variables)
-            times[model].append(run.execution)
-            if args.plans:
-                executions = [e for e in spark_ui_executions(spark) if e["id"] not in seen]
-                plans[model] = plan_summary(spark, executions, f"{model}_{suffix}")
-            last[model] = run
+
+    def run_side(side: str, round_no: int) -> float:
+        model = model_of[side]
+        variables = json.dumps(
+            {
+                "source": f"bench.batch_{suffix}_{round_no}",
+                "suffix": suffix,
+                "format": fmt,
+                "hard_deletes": hard_deletes,
+            }
+        )
+        if args.settle == "gc":
+            spark.sparkContext._jvm.System.gc()
+        seen = {e["id"] for e in spark_ui_executions(spark)} if args.plans else set()
+        run = dbt_run(project, "run", "-s", model, "--vars", variables)
+        if args.plans:
+            executions = [e for e in spark_ui_executions(spark) if e["id"] not in seen]
+            plans[model] = plan_summary(spark, executions, f"{model}_{suffix}")
+        last[model] = run
+        return run.execution
+
+    rounds = run_rounds(args.rounds, prepare, run_side, warmup=args.warmup)
     differ = spark.sql(
         f"""select count(*) from (
           (select {COLUMNS} from bench.ours_{suffix} except all
@@ -199,11 +248,9 @@ def measure(project: Path, spark, rows: int, layout: str, shape: str, args) -> t
     for model, run in last.items() if args.profile else ():
         print(f"{model}, {suffix}, last round: {statement_profile(run)}", flush=True)
     for model, summary in plans.items():
-        if fmt == "delta":
-            detail = spark.sql(f"describe detail bench.{model}_{suffix}").collect()[0]
-            summary["table_files"] = detail["numFiles"]
+        summary["table_files"] = table_files(spark, f"bench.{model}_{suffix}", fmt)
         print(f"plan {model} {suffix}, last round: {json.dumps(summary)}", flush=True)
-    return statistics.median(times["ours"]), statistics.median(times["peer"]), times
+    return rounds, files
 
 
 def main() -> None:
@@ -214,6 +261,10 @@ def main() -> None:
         "--layouts", default=None, help="delta: plain,dv (default); iceberg: cow,mor (default)"
     )
     parser.add_argument("--shapes", default=DEFAULT_SHAPES, help="batch shapes")
+    parser.add_argument("--files", type=int, default=0, help="the base table's files, by key range")
+    parser.add_argument("--rounds", type=int, default=10, help="measured rounds (even)")
+    parser.add_argument("--warmup", type=int, default=1, help="discarded rounds first")
+    parser.add_argument("--settle", choices=["none", "gc"], default="none")
     parser.add_argument("--profile", action="store_true", help="print each side's statements")
     parser.add_argument(
         "--plans",
@@ -235,8 +286,8 @@ def main() -> None:
     write_project(project, "bench", work / "spark", settings)
     if args.plans:
         enable_spark_ui(project)
-    (project / "models" / "ours.sql").write_text(OURS)
-    (project / "models" / "peer.sql").write_text(PEER)
+    (project / "models" / "ours.sql").write_text(OURS_MODEL)
+    (project / "models" / "peer.sql").write_text(PEER_MODEL)
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     try:
         dbt(project, "debug")
@@ -246,28 +297,32 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         spark.sql("create schema if not exists bench")
         print(
-            "| rows | layout | batch | mutable_table (median) | dbt-spark merge (median) "
-            "| ratio | goal | rounds: ours / peer |"
+            "| rows | layout | batch | files ours / peer | mutable_table (median) "
+            "| dbt-spark merge (median) | ratio (pairs) | goal | ran first: ours / peer |"
         )
-        print("|---|---|---|---:|---:|---:|---|---|")
+        print("|---|---|---|---|---:|---:|---|---|---|")
         for rows in (int(r) for r in args.rows.split(",")):
             for layout in args.layouts.split(","):
                 for shape in args.shapes.split(","):
-                    ours, peer, times = measure(project, spark, rows, layout, shape, args)
-                    rounds = " ".join(
-                        f"{o:.2f}/{p:.2f}" for o, p in zip(times["ours"], times["peer"])
-                    )
+                    rounds, files = measure(project, spark, rows, layout, shape, args)
+                    fields = bench_fields(rounds)
+                    figure = PairedFigure(tuple(fields["pairs"]))
                     print(
-                        f"| {rows:,} | {layout} | {shape} | {ours:.2f} s | {peer:.2f} s | "
-                        f"{ours / peer:.2f}x | {SHAPE_GOAL[shape]} | {rounds} |",
+                        f"| {rows:,} | {layout} | {shape} | {files['ours']} / {files['peer']} "
+                        f"| {fields['ours_median']:.2f} s | {fields['baseline_median']:.2f} s "
+                        f"| {figure.describe()} | {SHAPE_GOAL[shape]} "
+                        f"| {fields['first_cost_ours']:.2f}x / "
+                        f"{fields['first_cost_baseline']:.2f}x |",
                         flush=True,
                     )
                     report(
                         f"{args.format} {shape} ({layout}) vs dbt-spark merge",
                         rows,
-                        ours,
-                        peer,
+                        fields.pop("ours_median"),
+                        fields.pop("baseline_median"),
                         f"{SHAPE_GOAL[shape]} dbt-spark merge",
+                        files=files,
+                        **fields,
                     )
     finally:
         if not args.keep:

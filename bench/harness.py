@@ -123,6 +123,21 @@ def report(benchmark: str, rows: int, ours: float, baseline: float, goal: str, *
     print("BENCH " + json.dumps(fields), flush=True)
 
 
+def bench_fields(rounds) -> dict:
+    """A paired benchmark's BENCH fields (bench/paired.py): each side's median seconds,
+    the pair ratios run_all.py pools over processes, and each side's cost of running
+    first."""
+    from paired import BASELINE, OURS, first_cost, pair_ratios
+
+    return {
+        "ours_median": statistics.median(r.ours for r in rounds),
+        "baseline_median": statistics.median(r.baseline for r in rounds),
+        "pairs": [round(p, 4) for p in pair_ratios(rounds)],
+        "first_cost_ours": round(first_cost(rounds, OURS), 3),
+        "first_cost_baseline": round(first_cost(rounds, BASELINE), 3),
+    }
+
+
 def enable_spark_ui(project: Path) -> None:
     """Spark's UI on in a benchmark project's profile, so that spark_ui_executions can
     read the executed plans (the benchmarks' --plans)."""

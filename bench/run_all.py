@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
+from itertools import product
 from pathlib import Path
+
+from paired import PairedFigure  # bench/ is this script's directory
 
 HERE = Path(__file__).resolve().parent
 # The Spark lines a benchmark runs on: the home line is this interpreter's environment.
@@ -82,6 +86,8 @@ def table(results: list[dict]) -> str:
         fixed, net = "", ""
         # the median of per-batch ratios, where the benchmark pairs its batches
         paired = f" (paired {r['paired']:.2f}x)" if "paired" in r else ""
+        if "pairs" in r:  # paired, alternating rounds (bench/paired.py), every process's
+            paired = f" {PairedFigure(tuple(r['pairs'])).describe()}"
         if "fixed" in r and r["baseline"]:
             fixed = f"{r['fixed']:.2f}"
             net = f"{(r['ours'] - r['fixed']) / r['baseline']:.2f}x"
@@ -92,12 +98,41 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def pooled(results: list[dict]) -> list[dict]:
+    """One result per benchmark and size: a paired one's pairs pooled over the processes
+    that ran it, its ratio their median, each side's seconds the median of the
+    processes' medians; the others as they came."""
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for result in results:
+        groups.setdefault((result["benchmark"], result["rows"]), []).append(result)
+    out: list[dict] = []
+    for group in groups.values():
+        if "pairs" not in group[0]:
+            out.extend(group)
+            continue
+        pairs = [p for result in group for p in result["pairs"]]
+        out.append(
+            {
+                **group[0],
+                "pairs": pairs,
+                "processes": len(group),
+                "ours": statistics.median(r["ours"] for r in group),
+                "baseline": statistics.median(r["baseline"] for r in group),
+                "ratio": round(PairedFigure(tuple(pairs)).median, 2),
+            }
+        )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="1000000", help="sizes, comma-separated")
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="benchmarks to run")
     parser.add_argument("--no-statements", action="store_true")
     parser.add_argument("--spark", default="4.1", help="the Spark line: 4.1 (home) or 3.5")
+    parser.add_argument(
+        "--processes", type=int, default=2, help="processes per benchmark (pairs pooled)"
+    )
     args = parser.parse_args()
     python = line_python(args.spark)
     sizes = [int(s) for s in args.rows.split(",")]
@@ -105,15 +140,18 @@ def main() -> int:
     failed = False
     for size in sizes:
         for name in args.only.split(","):
-            for script in BENCHMARKS[name]:
+            for script, process in product(BENCHMARKS[name], range(1, args.processes + 1)):
                 found, seconds, failure = run(script, size, python)
-                print(f"{script} --rows {size:,}: {len(found)} result(s) in {seconds:.0f}s")
+                print(
+                    f"{script} --rows {size:,} (process {process}): {len(found)} result(s) "
+                    f"in {seconds:.0f}s"
+                )
                 if failure:
                     failed = True
                     print(f"FAILED:\n{failure}")
                 results.extend(found)
     print()
-    print(table(results))
+    print(table(pooled(results)))
     if not args.no_statements:
         counts = subprocess.run(
             [python, str(HERE / "bench_statements.py")],
