@@ -55,6 +55,11 @@ as t(id, parcels, ship_ver, status, order_ver, ver)
 where id > 0
 """
 
+# with truncates: op 't' empties the table at its ver (its id may be NULL)
+TRUNCATED = ORDERS.replace(
+    "delete_when=\"op = 'd'\",", "delete_when=\"op = 'd'\", truncate_when=\"op = 't'\","
+).replace("({{ r[0] }},", "(cast({{ r[0] if r[0] is not none else 'null' }} as int),")
+
 CASES = ("writers", "deletes", "ambiguous")
 STORED = "id, status, order_ver, carrier, ship_ver, ver"
 
@@ -67,7 +72,13 @@ class TestVersionGroups(MutableProjectBase):
     @pytest.fixture(scope="class")
     def models(self):
         cases = {f"{case}.sql": ORDERS for case in CASES}
-        return {**cases, "logged.sql": LOGGED, "pairs.sql": PAIRS, "counted.sql": COUNTED}
+        return {
+            **cases,
+            "logged.sql": LOGGED,
+            "truncated.sql": TRUNCATED,
+            "pairs.sql": PAIRS,
+            "counted.sql": COUNTED,
+        }
 
     @pytest.mark.spark4_path
     def test_each_writer_changes_its_own_columns_in_its_own_order(self, project):
@@ -182,3 +193,22 @@ class TestVersionGroups(MutableProjectBase):
         # the order writer's change leaves the parcels as they are
         run(project, "counted", {"counted": [[1, None, None, "paid", 2, 14]]})
         assert table_rows(project, "counted", stored) == [(1, 6, 3, "paid", 2, 14)]
+
+    def test_a_truncate_ends_every_group_and_later_rows_start_afresh(self, project):
+        run(
+            project,
+            "truncated",
+            {
+                "rows": [
+                    [1, "placed", 1, "ups", 1, 10, "u"],
+                    [2, "placed", 1, "ups", 1, 10, "u"],
+                ]
+            },
+        )
+        # a truncate at ver 20; 2's order change at 25 comes after it: 2 starts afresh
+        truncate = [None, None, None, None, None, 20, "t"]
+        run(project, "truncated", {"rows": [truncate, [2, "paid", 2, None, None, 25, "u"]]})
+        assert table_rows(project, "truncated", STORED) == [(2, "paid", 2, None, None, 25)]
+        # a late change of 1 from before the truncate stays out, a group change included
+        run(project, "truncated", {"rows": [[1, "late", 9, "late", 9, 15, "u"]]})
+        assert table_rows(project, "truncated", STORED) == [(2, "paid", 2, None, None, 25)]
