@@ -11,6 +11,10 @@ profiler, the calls into ``dbt/adapters/jammi``. A switch is a macro calling int
 of dbt-jammi's adapter methods, or that method returning to the macro: two per call.
 
     .venv/bin/python bench/trace_run.py [--format delta|parquet|iceberg] [--json out.json]
+        [--flow docs/flow/mutable_table_delta.md]
+
+``--flow`` also writes the run as a flow page (bench/run_flow.py): the macros in call
+order, nested, with the Python each enters.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from harness import dbt_run, write_project  # noqa: E402
+from run_flow import FlowRecorder, markdown  # noqa: E402
 
 JAMMI_PACKAGE = "dbt_jammi"
 JAMMI_SOURCE = str(Path(__file__).resolve().parent.parent / "dbt" / "adapters" / "jammi")
@@ -50,6 +55,7 @@ class Trace:
     macros: list[tuple[str, str]] = field(default_factory=list)  # (name, file)
     adapter_calls: list[tuple[str, bool]] = field(default_factory=list)  # (name, jammi's)
     modules: set[str] = field(default_factory=set)
+    flow: FlowRecorder = field(default_factory=FlowRecorder)
 
 
 def summary(trace: Trace) -> dict:
@@ -97,8 +103,13 @@ def traced(trace: Trace) -> Iterator[None]:
     def macro_call(self, *args, **kwargs):
         macro = self.macro
         ours = getattr(macro, "package_name", "") == JAMMI_PACKAGE
-        trace.macros.append((macro.name, macro.original_file_path if ours else ""))
-        return call(self, *args, **kwargs)
+        path = macro.original_file_path if ours else ""
+        trace.macros.append((macro.name, path))
+        trace.flow.enter_macro(macro.name, path)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            trace.flow.leave_macro()
 
     def adapter_attribute(self, name):
         found = getattr_(self, name)
@@ -113,10 +124,16 @@ def traced(trace: Trace) -> Iterator[None]:
         return recorded
 
     def profile(frame, event, _arg):
+        if event not in ("call", "return"):
+            return
+        module = module_of(frame.f_code.co_filename)
+        if not module:
+            return
         if event == "call":
-            module = module_of(frame.f_code.co_filename)
-            if module:
-                trace.modules.add(module)
+            trace.modules.add(module)
+            trace.flow.enter_python(module, frame.f_code.co_qualname)
+        else:
+            trace.flow.leave_python()
 
     MacroGenerator.__call__ = macro_call
     RuntimeDatabaseWrapper.__getattr__ = adapter_attribute
@@ -137,10 +154,28 @@ def session_settings(file_format: str) -> dict[str, str]:
     return {} if file_format == "parquet" else session_parameters(file_format)
 
 
+def flow_preface(file_format: str) -> str:
+    model = MODEL.replace("FORMAT", file_format).strip()
+    return f"""Written by `bench/trace_run.py --format {file_format} --flow`; do not edit by hand.
+The model, on an existing table (a first run made it with {FIRST}):
+
+```sql
+{model}
+```
+
+The traced run applies {TRACED}: an update, a delete and an insert. Each line is a macro
+(dbt-jammi's with its file under `dbt/include/jammi/macros/`, or dbt's and dbt-spark's),
+or a Python function of `dbt/adapters/jammi/` that it enters, nested by who calls whom."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--format", default="delta", choices=("delta", "parquet", "iceberg"))
     parser.add_argument("--json", default=None, help="write the summary and the trace here")
+    parser.add_argument("--flow", default=None, help="write the run's flow page here")
+    parser.add_argument(
+        "--python-depth", type=int, default=5, help="levels of dbt-jammi Python in the flow"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,12 +185,15 @@ def main() -> None:
         (project / "models" / "traced.sql").write_text(MODEL.replace("FORMAT", args.format))
         write_project(project, "trace", work / "spark", session_settings(args.format))
         dbt_run(project, "run", "-s", "traced", "--vars", json.dumps({"rows": FIRST}))
-        trace = Trace()
+        trace = Trace(flow=FlowRecorder(python_depth=args.python_depth))
         with traced(trace):
             dbt_run(project, "run", "-s", "traced", "--vars", json.dumps({"rows": TRACED}))
     result = summary(trace)
     for key, value in result.items():
         print(f"{key}: {value}")
+    if args.flow:
+        title = f"A mutable_table run on {args.format}, from the materialization to the commit"
+        Path(args.flow).write_text(markdown(trace.flow.steps, title, flow_preface(args.format)))
     if args.json:
         Path(args.json).write_text(
             json.dumps(

@@ -241,6 +241,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("scripts/thrift_lane.py", ("thrift-lane", "thrift-delta-lane", "cluster-fault-lane")),
     ("scripts/docs_lineage_check.py", ("checks",)),
+    ("scripts/house_metrics.py", ("checks",)),
     ("scripts/browser/*", ("checks",)),
     ("constraints-spark35.txt", ("spark35-lane",)),
     ("constraints-spark43.txt", ("spark43-lane",)),
