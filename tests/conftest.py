@@ -173,7 +173,14 @@ def jammi_profile_target() -> dict:
             "connect_retries": 3,
             "connect_timeout": 10,
         }
-    params = {"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"}
+    # One driver JVM serves a lane's whole pytest process (an hour on the Delta lane);
+    # Spark's 1g default heap ran out there on Spark 3.5 with Delta 3.3.3
+    # (docs/testing.md), so the lanes' sessions get the 2g that bench/harness.py uses.
+    params = {
+        "spark.master": "local[2]",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": "2g",
+    }
     if lane_ansi():
         params[ANSI] = lane_ansi()
     params.update(session_parameters(test_file_format()))
