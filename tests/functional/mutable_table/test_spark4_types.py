@@ -5,7 +5,8 @@ variant is a value column.
 so only the default (byte-wise) collation is a string. A `variant` is stored as it is
 where the format keeps it (parquet, Delta 4), and a change is decided by its JSON text
 (Spark compares no variants); orc and Iceberg refuse it with the fix.
-Runs where PySpark is 4.x (`make spark4-lane`); Spark 3.5 has neither type.
+Runs where PySpark is 4.x (the home line's lanes, and `make spark43-lane`); Spark 3.5
+has neither type.
 """
 
 import pyspark
@@ -22,7 +23,7 @@ from tests.functional.mutable_table.util import (
 
 pytestmark = pytest.mark.skipif(
     int(pyspark.__version__.split(".")[0]) < 4,
-    reason="collations and VARIANT are Spark 4 types (make spark4-lane runs this)",
+    reason="collations and VARIANT are Spark 4 types (the home line, Spark 4.1, runs this)",
 )
 
 CASE_INSENSITIVE_KEY = """
