@@ -23,9 +23,13 @@ PLUMBING = frozenset(
         "QuotedNames.__missing__",
         "planner_rules",
         "TenantGuardAdapterMixin.tenant_guard",
+        "SqlSession.tenant_guard",
         "TenantGuard.trusted",
+        "StatementsMixin.sql_session",
         "StatementsMixin._execute_trusted",
+        "SqlSession.trusted",
         "JammiConnectionManager.trusted_statements",
+        "hands_to.<locals>.face",  # the face's one-line hand-over (common/face.py)
     }
 )
 

@@ -37,6 +37,9 @@ from harness import dbt_run, write_project  # noqa: E402
 from run_flow import FlowRecorder, markdown  # noqa: E402
 
 JAMMI_PACKAGE = "dbt_jammi"
+# the lookups of the package's read-only mappings (mutable_table/run_definition.py): each
+# read of a definition's key would be a line of its own
+MAPPING_PROTOCOL = frozenset({"__getitem__", "__iter__", "__len__", "__contains__"})
 JAMMI_SOURCE = str(Path(__file__).resolve().parent.parent / "dbt" / "adapters" / "jammi")
 
 MODEL = """
@@ -124,7 +127,7 @@ def traced(trace: Trace) -> Iterator[None]:
         return recorded
 
     def profile(frame, event, _arg):
-        if event not in ("call", "return"):
+        if event not in ("call", "return") or frame.f_code.co_name in MAPPING_PROTOCOL:
             return
         module = module_of(frame.f_code.co_filename)
         if not module:
@@ -165,7 +168,8 @@ The model, on an existing table (a first run made it with {FIRST}):
 
 The traced run applies {TRACED}: an update, a delete and an insert. Each line is a macro
 (dbt-jammi's with its file under `dbt/include/jammi/macros/`, or dbt's and dbt-spark's),
-or a Python function of `dbt/adapters/jammi/` that it enters, nested by who calls whom."""
+or a Python function of `dbt/adapters/jammi/` that it enters, nested by who calls whom
+(a read-only mapping's own lookups, such as `RunDefinition.__getitem__`, left out)."""
 
 
 def main() -> None:

@@ -276,7 +276,7 @@ PATH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dbt/adapters/jammi/mutable_table/commit/rewrite_commit.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/ownership.py", REWRITE_LANES),
     ("dbt/adapters/jammi/mutable_table/commit/leftovers.py", REWRITE_LANES),
-    ("dbt/adapters/jammi/mutable_table/commit/commit_adapter.py", (*MERGE_LANES, *REWRITE_LANES)),
+    ("dbt/adapters/jammi/mutable_table/commit/commit_service.py", (*MERGE_LANES, *REWRITE_LANES)),
     ("dbt/adapters/jammi/mutable_table/rules/changelog*.py", ("crash-lane", "cluster-fault-lane")),
     ("dbt/adapters/jammi/mutable_table/commit/branch_commit.py", ("crash-lane",)),
     ("dbt/adapters/jammi/mutable_table/rules/tombstones.py", ("crash-lane",)),

@@ -72,7 +72,7 @@ def test_imports_resolve_relative_names_and_modules_imported_from_packages():
 def test_mutable_table_folders_that_import_each_other_both_ways_are_counted_once():
     mt = f"{ROOT}.mutable_table"
     graph = {
-        f"{mt}.run_adapter": {f"{mt}.commit.merge_commit"},
+        f"{mt}.run_service": {f"{mt}.commit.merge_commit"},
         f"{mt}.commit.merge_commit": {f"{mt}.definition", f"{mt}.rules.registry"},
         f"{mt}.definition": set(),
         f"{mt}.rules.registry": set(),

@@ -259,3 +259,112 @@ def test_the_package_importing_a_script_is_caught(tmp_path: Path) -> None:
     (package / "engine" / "bad.py").write_text("def f():\n    import thrift_lane\n")
     found = violations(package, outside=frozenset({"tests", "thrift_lane"}))
     assert len(found) == 1 and "scripts/ or tests/" in found[0], found
+
+
+# --- the layers inside mutable_table/ --------------------------------------------------
+
+# Lowest first, by module (a folder's modules may sit in different layers); a module may
+# import its own layer and the layers before it, type-checking imports included
+# (docs/architecture.md, "Layers inside mutable_table/").
+MUTABLE_LAYERS: list[tuple[str, set[str]]] = [
+    (
+        "values: what a definition, a plan and a commit are made of, no statements",
+        set(
+            """__init__ commit rules versions adoption column_types compared_values
+            exact_casts hive_adoption indexes key_decisions redelivery run_definition run_errors
+            scd2 schema_evolution table_format tblproperties_config version_locations
+            commit.attempt commit.ownership rules.version_sql versions.kept_versions""".split()
+        ),
+    ),
+    (
+        "the definition and the row rules' declarations: options, validation, SQL text",
+        set(
+            """definition definition_change iceberg_support rule_columns run_config
+            schema_reconciliation table_properties table_records rules.batch_rewrites
+            rules.changelog rules.changelog_sql rules.identity rules.merge_functions
+            rules.registry rules.tombstones rules.truncates rules.ttl
+            rules.version_group_batch rules.version_groups versions.iceberg_expiry
+            versions.version_reads""".split()
+        ),
+    ),
+    (
+        "the commit paths and the rules' phases: statements in order, over given callables",
+        set(
+            """format_reads planner_rules run_start commit.branch_commit commit.iceberg_merge
+            commit.leftovers
+            commit.merge_commit commit.rewrite_commit commit.run_plan
+            rules.changelog_iceberg rules.changelog_phases rules.identity_phases
+            rules.tombstone_phases versions.iceberg_snapshots
+            versions.kept_version_phases""".split()
+        ),
+    ),
+    (
+        "the services: each given the SQL interface and the services it uses",
+        set(
+            """drift_service session_formats steps table_state commit.commit_service
+            commit.version_commit rules.rules_service versions.versions_service""".split()
+        ),
+    ),
+    (
+        "the run's services, which the face hands its calls to",
+        {"apply_service", "rollback_service", "run_service"},
+    ),
+]
+MUTABLE = f"{ROOT}.mutable_table"
+
+
+def mutable_layer_breaks(package: Path = PACKAGE / "mutable_table") -> list[str]:
+    """Imports inside mutable_table/ that go to a later layer, and modules in no layer."""
+    layer_of = {name: i for i, (_, names) in enumerate(MUTABLE_LAYERS) for name in names}
+    problems = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+        if name not in layer_of:
+            problems.append(f"mutable_table/{name}: in no layer (add it to MUTABLE_LAYERS)")
+            continue
+        module = f"{MUTABLE}.{name}" if name != "__init__" else MUTABLE
+        tree = ast.parse(path.read_text(), str(path))
+        for line, inner in mutable_imports(tree, module, path.name == "__init__.py"):
+            target_layer = layer_of.get(inner)
+            if target_layer is not None and target_layer > layer_of[name]:
+                problems.append(
+                    f"mutable_table/{name}:{line} imports {inner}, a later layer "
+                    f"({MUTABLE_LAYERS[target_layer][0].split(':')[0]})"
+                )
+    return problems
+
+
+def mutable_imports(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """The modules of mutable_table/ a module imports, by their names inside it: a
+    ``from mutable_table.rules import ttl`` names both ``rules`` and ``rules.ttl``."""
+    found = []
+    for line, target in imported_modules(tree, module, is_package):
+        if target.startswith(MUTABLE + "."):
+            found.append((line, target[len(MUTABLE) + 1 :]))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module == MUTABLE or node.module.startswith(MUTABLE + "."):
+                inner = node.module[len(MUTABLE) + 1 :]
+                for alias in node.names:
+                    found.append((node.lineno, f"{inner}.{alias.name}".lstrip(".")))
+    return found
+
+
+def test_no_module_of_mutable_table_imports_a_later_layer() -> None:
+    assert mutable_layer_breaks() == []
+
+
+def test_an_import_of_a_later_layer_is_caught(tmp_path: Path) -> None:
+    package = tmp_path / "mutable_table"
+    (package / "rules").mkdir(parents=True)
+    for name in ("__init__.py", "rules/__init__.py", "run_service.py", "rules/ttl.py"):
+        (package / name).write_text("")
+    (package / "definition.py").write_text(
+        "from dbt.adapters.jammi.mutable_table.rules import ttl\n"
+        "from dbt.adapters.jammi.mutable_table import run_service\n"
+    )
+    assert mutable_layer_breaks(package) == [
+        "mutable_table/definition:2 imports run_service, a later layer (the run's services, "
+        "which the face hands its calls to)"
+    ]

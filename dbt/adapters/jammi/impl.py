@@ -18,39 +18,37 @@ from dbt.adapters.spark.impl import (
 )
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.jammi.common.columns import schema_pairs
 from dbt.adapters.jammi.common.config_keys import adapter_config_fields
-from dbt.adapters.jammi.common.errors import JammiValidationError
+from dbt.adapters.jammi.common.face import hands_to
 from dbt.adapters.jammi.common.predicates import validate_predicate
-from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG
+from dbt.adapters.jammi.common.relations import Relations
+from dbt.adapters.jammi.common.sql_session import DEFAULT_CATALOG, SqlSession
 from dbt.adapters.jammi.common.validation import (
     quote_identifier,
     sql_string_literal,
-    validate_registry_schema,
-    validate_tenant_value,
 )
 from dbt.adapters.jammi.connections import JammiConnectionManager
-from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
-from dbt.adapters.jammi.engine.jar_releases import iceberg_packages_hint, packages_hint
+from dbt.adapters.jammi.engine.delta_replace_service import DeltaReplaceService
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished, marked_iceberg
-from dbt.adapters.jammi.engine.session import (
-    SessionCapabilities,
-    cached_capabilities,
-    remember_capabilities,
-)
-from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition, validate_file_format
-from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
-from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
+from dbt.adapters.jammi.mutable_table.apply_service import MutableApplyService
+from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
+from dbt.adapters.jammi.mutable_table.drift_service import DriftService
+from dbt.adapters.jammi.mutable_table.rollback_service import RollbackService
+from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
+from dbt.adapters.jammi.mutable_table.run_service import MutableRunService
+from dbt.adapters.jammi.mutable_table.session_formats import SessionFormats
+from dbt.adapters.jammi.mutable_table.steps import StepRunner
 from dbt.adapters.jammi.mutable_table.table_properties import describe_properties
-from dbt.adapters.jammi.mutable_table.tblproperties_config import validate_tblproperties
-from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import validate_expire_snapshots
-from dbt.adapters.jammi.mutable_table.versions.kept_versions import validate_versions_kept
-from dbt.adapters.jammi.mutable_table.versions.versions_adapter import VersionsAdapterMixin
-from dbt.adapters.jammi.python_models.python_models_adapter import PythonModelsAdapterMixin
-from dbt.adapters.jammi.tenancy.tenancy_adapter import TenantGuardAdapterMixin
+from dbt.adapters.jammi.mutable_table.table_state import TableStateService
+from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
+from dbt.adapters.jammi.python_models.python_models_service import PythonModelsService
+from dbt.adapters.jammi.tenancy.tenancy_service import TenancyService
 from dbt.adapters.jammi.topic.definition import TopicDefinition
-from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.topic.registry_service import TopicRegistryService
+from dbt.adapters.jammi.topic.topic_service import TopicService
 from dbt.adapters.jammi.unit_testing.fixtures import fixture_events_sql, is_unit_test
-from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
+from dbt.adapters.jammi.unit_testing.unit_testing_service import UnitTestingService
 
 logger = AdapterLogger("Jammi")
 
@@ -60,31 +58,64 @@ logger = AdapterLogger("Jammi")
 JammiConfig = make_dataclass("JammiConfig", adapter_config_fields(), bases=(SparkConfig,))
 
 
-def _schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
-    pairs = []
-    for column in columns:
-        if isinstance(column, (tuple, list)):
-            pairs.append((str(column[0]), str(column[1])))
-        elif isinstance(column, Mapping):
-            pairs.append((str(column["name"]), str(column["data_type"])))
-        else:
-            pairs.append((column.name, column.data_type))
-    return pairs
-
-
-class JammiAdapter(
-    MutableRunAdapterMixin,
-    VersionsAdapterMixin,
-    MutableRulesAdapterMixin,
-    TopicAdapterMixin,
-    PythonModelsAdapterMixin,
-    TenantGuardAdapterMixin,
-    UnitTestAdapterMixin,
-    DeltaReplaceAdapterMixin,
-    SparkAdapter,
-):
+class JammiAdapter(SparkAdapter):
     ConnectionManager = JammiConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = JammiConfig  # type: ignore[assignment]
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        """dbt's adapter, then the services its face hands calls to, each given the SQL
+        interface (common/sql_session.py) and the services it uses."""
+        super().__init__(config, mp_context)
+        # the adapter's execute looked up at each statement, as the mixins' self.execute
+        # was: whatever wraps the adapter's execute (a test, a hook) sees every statement
+        self.sql_session = sql = SqlSession(
+            lambda *args, **kwargs: self.execute(*args, **kwargs),
+            self.connections,
+            config.credentials,
+        )
+        relations = Relations(
+            create=self.Relation.create,
+            listed=self._listed_relations,
+            get_relation=self.get_relation,
+            drop_relation=self.drop_relation,
+        )
+        self._formats = SessionFormats(sql)
+        self._versions = VersionsService(sql)
+        self._drift = DriftService(sql, self._formats)
+        self._steps = StepRunner(sql)
+        self._tables = TableStateService(
+            sql, self._drift, self.parse_describe_extended, self.HUDI_METADATA_COLUMNS
+        )
+        self._commits = CommitService(sql, self._steps, self._versions, self.cache)
+        self._tenancy = TenancyService(sql)
+        self._unit_testing = UnitTestingService(sql, self.describe_for_fixture, self.Column)
+        self._python_models = PythonModelsService(sql)
+        self._delta_replace = DeltaReplaceService(sql)
+        # through the face's resolve_file_format: the one seam for what the session stores
+        resolve = lambda requested, model: self.resolve_file_format(requested, model)  # noqa: E731
+        self._topic_registry = TopicRegistryService(sql, relations, resolve)
+        self._topics = TopicService(sql, self._topic_registry, relations)
+        self._rules = RulesService(sql, relations, self._topic_registry)
+        self._apply = MutableApplyService(
+            sql, self._rules, self._commits, self._steps, self._tables, self._versions
+        )
+        self._run = MutableRunService(
+            sql, self._formats, self._drift, self._tables, self._rules, self._versions, self._apply
+        )
+        self._rollbacks = RollbackService(
+            sql,
+            self._rules,
+            self._commits,
+            self._versions,
+            self._apply,
+            self._run.record_definition,
+        )
+
+    def _listed_relations(self, database: Any, schema: Any) -> Optional[list[BaseRelation]]:
+        """dbt's cached relations of a schema it listed in this invocation, else None."""
+        if not self._schema_is_cached(database, schema):
+            return None
+        return list(self.cache.get_relations(database, schema))
 
     @classmethod
     def type(cls) -> str:
@@ -116,15 +147,17 @@ class JammiAdapter(
         refuses for a namespace that holds tables (a REST catalog drops only empty
         namespaces): there the schema's views and tables are dropped first, one by one
         (docs/formats.md, "An Iceberg catalog service")."""
-        if self._default_catalog() != DEFAULT_CATALOG:
+        if self.sql_session.default_catalog() != DEFAULT_CATALOG:
             schema = quote_identifier(str(relation.schema))
             for kind in ("view", "table"):
                 try:
-                    names = [row[1] for row in self._run_sql(f"show {kind}s in {schema}")]
+                    names = [row[1] for row in self.sql_session.rows(f"show {kind}s in {schema}")]
                 except Exception:  # noqa: BLE001 - no such schema: nothing to empty
                     return
                 for name in names:
-                    self._run_sql(f"drop {kind} if exists {schema}.{quote_identifier(name)}")
+                    self.sql_session.rows(
+                        f"drop {kind} if exists {schema}.{quote_identifier(name)}"
+                    )
         super().drop_schema(relation)
 
     @available.parse_list
@@ -132,7 +165,7 @@ class JammiAdapter(
         """dbt-spark's columns, except while dbt types a unit test's fixture for a topic
         the tested model reads with topic_events() or topic_backing_table(): then the
         columns that fixture stands for (``unit_testing/fixtures.py``)."""
-        fixture = self.unit_test_fixture_columns(relation)
+        fixture = self._unit_testing.fixture_columns(relation)
         if fixture is not None:
             return fixture
         return super().get_columns_in_relation(relation)
@@ -159,40 +192,22 @@ class JammiAdapter(
     def pre_model_hook(self, config: Mapping[str, Any]) -> Any:
         """Before a node's materialization runs (its SQL, fixtures included, is compiled
         by then): forget how its unit test read its fixtures."""
-        self.unit_test_forget_fixtures()
+        self._unit_testing.forget_fixtures()
         return super().pre_model_hook(config)
 
     def post_model_hook(self, config: Mapping[str, Any], context: Any) -> None:
         """After a node's materialization, failed or not: drop a Python model's batch
         view (``python_models/``)."""
-        self.python_model_drop_batch()
+        self._python_models.drop_batch()
         super().post_model_hook(config, context)
 
     # --- definitions -------------------------------------------------------------
-
-    def mutable_table_definition(
-        self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        """Validate a mutable_table model and return its definition as a dict."""
-        validate_registry_schema(config.get("registry_schema"), f"model '{model_name}'")
-        definition = MutableTableDefinition.from_config(model_name, _schema_pairs(columns), config)
-        data = definition.to_dict()
-        # run options, not part of the recorded definition (table_properties.RECORDED_KEYS)
-        subject = f"mutable_table '{model_name}'"
-        data["versions_kept"] = validate_versions_kept(config.get("versions_kept"), subject)
-        data["expire_snapshots"] = validate_expire_snapshots(
-            config.get("expire_snapshots"), subject
-        )
-        data["tblproperties"] = validate_tblproperties(
-            config.get("tblproperties"), subject, bool(data.get("changelog"))
-        )
-        return data
 
     @available
     def topic_definition(
         self, model_name: str, columns: Sequence[Any], config: Mapping[str, Any]
     ) -> dict[str, Any]:
-        definition = TopicDefinition.from_config(model_name, _schema_pairs(columns), config)
+        definition = TopicDefinition.from_config(model_name, schema_pairs(columns), config)
         if config.get("registry_schema"):
             logger.warning(
                 f"topic '{model_name}': registry_schema applies to mutable_table registries; "
@@ -200,21 +215,6 @@ class JammiAdapter(
                 "Set registry_schema on the mutable_table models only to silence this."
             )
         return definition.to_dict()
-
-    # --- tenant scope ------------------------------------------------------------
-
-    @available.parse_none
-    def bound_tenant(self, override: Any = None) -> Optional[str]:
-        """The tenant this run is bound to: var jammi_tenant, else the profile field.
-
-        A var that is set must name a tenant: an empty or blank value is an error, never
-        a silent fallback to an unbound run (which would write shared rows)."""
-        if override is not None:
-            return validate_tenant_value(override, "tenant binding (var 'jammi_tenant')")
-        tenant = self.config.credentials.tenant
-        if tenant is None:
-            return None
-        return validate_tenant_value(tenant, "profile field 'tenant'")
 
     # --- SQL rendering helpers ---------------------------------------------------
 
@@ -226,6 +226,62 @@ class JammiAdapter(
     @available
     def quote_column(self, name: str) -> str:
         return quote_identifier(name)
+
+    # --- the faces that hand a call to a service, one line each (common/face.py) ---------
+
+    # tenant scope (tenancy/tenancy_service.py)
+    bound_tenant = hands_to("_tenancy", TenancyService.bound_tenant, parse_none=True)
+    tenant_guard_scoped_sql = hands_to("_tenancy", TenancyService.scoped_sql)
+    tenant_guard_trust = hands_to("_tenancy", TenancyService.trust)
+    tenant_scoped_sql = hands_to("_tenancy", TenancyService.scoped_relation)
+
+    # dbt unit tests, Python models, a Delta rebuild
+    unit_test_fixture = hands_to("_unit_testing", UnitTestingService.fixture)
+    unit_test_check_fixture_values = hands_to(
+        "_unit_testing", UnitTestingService.check_fixture_values
+    )
+    python_model_batch_sql = hands_to("_python_models", PythonModelsService.batch_sql)
+    delta_replace_plan = hands_to("_delta_replace", DeltaReplaceService.plan)
+
+    # a mutable_table run (mutable_table/run_service.py, apply_service.py)
+    mutable_run_start = hands_to("_run", MutableRunService.run_start)
+    mutable_changelog_prepare = hands_to("_run", MutableRunService.changelog_prepare)
+    mutable_plan_prepare = hands_to("_run", MutableRunService.plan_prepare)
+    mutable_stage_change_set = hands_to("_apply", MutableApplyService.stage_change_set)
+    mutable_commit = hands_to("_apply", MutableApplyService.commit)
+    mutable_outcome = hands_to("_apply", MutableApplyService.outcome)
+    mutable_adopt = hands_to("_apply", MutableApplyService.adopt)
+    mutable_drop_table = hands_to("_apply", MutableApplyService.drop_table)
+    mutable_run_finish = hands_to("_run", MutableRunService.run_finish)
+    mutable_record_definition = hands_to("_run", MutableRunService.record_definition)
+    mutable_expire_start = hands_to("_run", MutableRunService.expire_start)
+    mutable_rollback_merge = hands_to("_rollbacks", RollbackService.rollback_merge)
+    mutable_rollback_rewrite = hands_to("_rollbacks", RollbackService.rollback_rewrite)
+
+    # the stored table (mutable_table/table_state.py), a drifting batch (drift_service.py)
+    mutable_full_refresh_allowed = hands_to("_tables", TableStateService.full_refresh_allowed)
+    mutable_table_state = hands_to("_tables", TableStateService.table_state)
+    mutable_batch_failure = hands_to("_tables", TableStateService.batch_failure)
+    mutable_planner = hands_to("_tables", TableStateService.planner)
+    mutable_evolve_schema = hands_to("_drift", DriftService.evolve_schema)
+
+    # the row rules' records (mutable_table/rules/rules_service.py)
+    mutable_tombstones_apply = hands_to("_rules", RulesService.tombstones_apply)
+    changelog_publish = hands_to("_rules", RulesService.changelog_publish)
+
+    # kept versions (mutable_table/versions/versions_service.py)
+    mutable_history = hands_to("_versions", VersionsService.history)
+    mutable_as_of = hands_to("_versions", VersionsService.as_of)
+    mutable_rollback_plan = hands_to("_versions", VersionsService.rollback_plan)
+
+    # a topic's publish (topic/topic_service.py, topic/registry_service.py)
+    topic_registration = hands_to("_topic_registry", TopicRegistryService.registration)
+    topic_register = hands_to("_topic_registry", TopicRegistryService.register)
+    topic_prepare_staging = hands_to("_topics", TopicService.prepare_staging)
+    topic_staged_rows = hands_to("_topics", TopicService.staged_rows)
+    topic_apply_retention = hands_to("_topics", TopicService.apply_retention)
+    topic_publish = hands_to("_topics", TopicService.publish)
+    topic_commit_consumed = hands_to("_topics", TopicService.commit_consumed)
 
     # --- topic_events() (docs/topic.md, "Consumers") ----------------------------------
 
@@ -239,7 +295,7 @@ class JammiAdapter(
         records what it consumed (not in a dbt unit test). When it runs: in a unit test
         the fixture given for the topic, scoped like the events; otherwise the events
         the model has not consumed yet, their offset range fixed now
-        (topic_adapter.topic_unconsumed_events_sql)."""
+        (topic_service.TopicService.unconsumed_events_sql)."""
         subject = f"topic_events in model '{model.get('name')}'"
         if where is not None:
             where = validate_predicate(where, subject, "where")
@@ -250,80 +306,24 @@ class JammiAdapter(
         if unit_test:
             fixture = str(self.unit_test_fixture(model, topic, "events"))
             return {"sql": fixture_events_sql(fixture, tenant, where), "post_hook": False}
-        registration = self.topic_registration(topic, str(model.get("name")))
-        assert registration is not None  # required_by raises instead
-        backing = self.topic_backing_relation(topic, registration)
-        sql = self.topic_unconsumed_events_sql(
-            topic, registration, backing, str(model.get("unique_id")), tenant, where
-        )
+        consumer = str(model.get("unique_id"))
+        sql = self._topics.events_read(topic, str(model.get("name")), consumer, tenant, where)
         return {"sql": sql, "post_hook": False}
 
     @available
     def topic_tail(self, schema: str, topic_name: str, tenant_override: Any) -> dict[str, Any]:
-        """The live tail's read (python -m dbt.adapters.jammi.topic.tail, docs/tail.md):
-        ``{high_water, source}``, the newest committed offset of the topic registered as
-        ``topic_name`` in ``schema``'s ``topics`` registry, and its backing table in the
-        run's tenant scope."""
-        read = self.topic_tail_read(schema, topic_name)
-        tenant = self.bound_tenant(tenant_override)
-        backing = str(read["backing"])
-        source = backing if tenant is None else self.tenant_scoped_sql(backing, tenant)
-        return {"high_water": int(read["high_water"]), "source": source}
+        """The live tail's read: ``{high_water, source}`` (docs/tail.md)."""
+        return self._topics.tail(schema, topic_name, self.bound_tenant(tenant_override))
 
-    # --- session capabilities ----------------------------------------------------
-
-    def session_capabilities(self) -> SessionCapabilities:
-        """Probe the session once per connection (cached on the connection handle)."""
-        connection = self.connections.get_thread_connection()
-        handle = connection.handle
-        capabilities = cached_capabilities(handle)
-        if capabilities is None:
-            _, table = self.execute("SET spark.sql.extensions", fetch=True)
-            value = table.rows[0][1] if len(table.rows) else None
-            catalog = self._default_catalog()
-            _, table = self.execute(f"SET spark.sql.catalog.{catalog}", fetch=True)
-            implementation = table.rows[0][1] if len(table.rows) else None
-            capabilities = SessionCapabilities.from_extensions(value, implementation, catalog)
-            remember_capabilities(handle, capabilities)
-        return capabilities
+    # --- the session's formats (mutable_table/session_formats.py) ----------------------------
 
     def delta_available(self) -> bool:
-        return self.session_capabilities().delta
+        return self._formats.delta_available()
 
     def iceberg_available(self) -> bool:
-        return self.session_capabilities().iceberg
+        return self._formats.iceberg_available()
 
     def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
-        """``auto`` picks, in this order: delta when the session has Delta Lake active,
-        iceberg when its session catalog is Iceberg's (and Delta is absent), else parquet."""
-        requested = validate_file_format((requested or "auto").lower(), f"model '{model_name}'")
-        if requested == "auto":
-            if self.delta_available():
-                return "delta"
-            return "iceberg" if self.iceberg_available() else "parquet"
-        if requested == "iceberg" and not self.iceberg_available():
-            raise JammiValidationError(
-                f"model '{model_name}'",
-                "file_format 'iceberg' is configured but this Spark session's catalog is not "
-                "Iceberg's",
-                "add to the profile's server_side_parameters: spark.jars.packages: the "
-                f"Iceberg runtime for your Spark ({iceberg_packages_hint()}), "
-                "spark.sql.extensions: org.apache.iceberg.spark.extensions."
-                "IcebergSparkSessionExtensions, spark.sql.catalog.spark_catalog: "
-                "org.apache.iceberg.spark.SparkSessionCatalog, "
-                "spark.sql.catalog.spark_catalog.type: hive (or an Iceberg catalog service "
-                "as the session's spark.sql.defaultCatalog, docs/formats.md) -- or set "
-                "file_format: auto",
-            )
-        if requested == "delta" and not self.delta_available():
-            raise JammiValidationError(
-                f"model '{model_name}'",
-                "file_format 'delta' is configured but this Spark session has no Delta Lake",
-                "install the extra (pip install 'dbt-jammi[delta]') and add to the profile's "
-                "server_side_parameters: spark.jars.packages: the Delta release for your "
-                f"Spark ({packages_hint()}), "
-                "spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension, "
-                "spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog."
-                "DeltaCatalog -- or set file_format: auto",
-            )
-        return requested
+        """The format a model's ``file_format`` names on this session (``auto``: delta,
+        iceberg, else parquet), or the profile's fix when the session lacks it."""
+        return self._formats.resolve(requested, model_name)

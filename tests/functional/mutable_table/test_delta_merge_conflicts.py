@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from dbt.adapters.jammi.mutable_table.commit import merge_commit
-from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
 from tests.conftest import test_file_format
 from tests.functional.mutable_table.util import rows, run
 from tests.functional.topic.fixtures import spark
@@ -50,7 +50,7 @@ class TestDeltaMergeConflictReplans:
         run(project, "items")
         outcomes: list[bool] = []
         other_errors: list[BaseException] = []
-        original = MutableCommitAdapterMixin.mutable_commit_merge
+        original = CommitService.commit_merge
 
         def racing_commit(self, merge_sql, model_name, last_attempt, *args):
             if outcomes:  # a re-plan: no second racer
@@ -85,7 +85,7 @@ class TestDeltaMergeConflictReplans:
                 else:
                     refused_racers.append(round_no)
 
-        monkeypatch.setattr(MutableCommitAdapterMixin, "mutable_commit_merge", racing_commit)
+        monkeypatch.setattr(CommitService, "commit_merge", racing_commit)
         refused_racers: list[int] = []
         replans = 0
         for round_no in range(1, ROUNDS + 1):

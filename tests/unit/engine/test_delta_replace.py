@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from types import SimpleNamespace
 
 import jinja2
 import pytest
@@ -20,7 +21,7 @@ from dbt.adapters.jammi.engine.delta_replace import (
     replace_mode,
     table_columns,
 )
-from dbt.adapters.jammi.engine.engine_adapter import DeltaReplaceAdapterMixin
+from dbt.adapters.jammi.engine.delta_replace_service import DeltaReplaceService
 
 RELATIONS = os.path.join(
     os.path.dirname(__file__),
@@ -109,20 +110,25 @@ class DetailRow(dict):
     pass
 
 
-class Adapter(DeltaReplaceAdapterMixin):
-    """The engine wing's face, its statements answered by ``answer`` instead of Spark."""
+class Sql:
+    """The service's SQL interface, its statements answered by ``answer`` instead of
+    Spark, on a Spark that cannot replace-as-select into Delta unless told."""
 
-    def __init__(self, answer):
-        self.answer = answer
+    def __init__(self, answer, spark="3.5.7"):
+        self.answer, self.spark = answer, spark
 
     def execute(self, sql, fetch=False):
         return None, self.answer(sql)
 
-    def _execute_trusted(self, sql):
+    def trusted(self, sql):
         return self.answer(sql)
 
-    def _spark_version(self):
-        return "3.5.7"
+    def spark_version(self):
+        return self.spark
+
+
+def Adapter(answer, spark="3.5.7"):  # noqa: N802 - the face's one method, as Jinja calls it
+    return SimpleNamespace(delta_replace_plan=DeltaReplaceService(Sql(answer, spark)).plan)
 
 
 def render_rebuild(query_rows, table_rows, partitions, config):
@@ -216,11 +222,8 @@ def test_a_contract_orders_the_columns_as_its_subquery_selects_them():
 def test_an_unaffected_spark_keeps_dbt_sparks_replace_as_select_without_a_statement():
     ran: list[str] = []
 
-    class Unaffected(Adapter):
-        def _spark_version(self):
-            return "4.0.1"
-
-    plan = Unaffected(lambda sql: ran.append(sql)).delta_replace_plan("s.t", "select 1", None)
+    unaffected = Adapter(lambda sql: ran.append(sql), spark="4.0.1")
+    plan = unaffected.delta_replace_plan("s.t", "select 1", None)
     assert plan["mode"] == "replace_as_select" and ran == []
 
 

@@ -21,7 +21,7 @@ from dbt.adapters.jammi.engine.session import (
     driver_java_options,
     start_embedded_session,
 )
-from dbt.adapters.jammi.impl import JammiAdapter
+from dbt.adapters.jammi.mutable_table.session_formats import SessionFormats
 from tests.unit.rejections import rejects
 
 
@@ -291,9 +291,10 @@ def test_a_default_catalog_name_that_cannot_be_spliced_is_refused(name):
 
 
 def resolve(requested, model, delta=False, iceberg=False):
-    """adapter.resolve_file_format on a session whose probe found ``delta`` / ``iceberg``."""
+    """adapter.resolve_file_format (SessionFormats.resolve) on a session whose probe
+    found ``delta`` / ``iceberg``."""
     session = SimpleNamespace(delta_available=lambda: delta, iceberg_available=lambda: iceberg)
-    return JammiAdapter.resolve_file_format(session, requested, model)
+    return SessionFormats.resolve(session, requested, model)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

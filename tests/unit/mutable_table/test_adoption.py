@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table import adoption
+from dbt.adapters.jammi.mutable_table.run_config import run_definition
 from tests.unit.rejections import rejects
 
 STORED = [["id", "int"], ["amount", "bigint"]]
 
 
 def definition(config: dict | None = None, columns=(("id", "int"), ("amount", "bigint"))):
-    return JammiAdapter.mutable_table_definition(
-        None, "orders", [list(c) for c in columns], {"primary_key": ["id"], **(config or {})}
+    return run_definition(
+        "orders", [list(c) for c in columns], {"primary_key": ["id"], **(config or {})}
     )
 
 

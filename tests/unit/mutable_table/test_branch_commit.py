@@ -8,7 +8,7 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table.commit import branch_commit
 from dbt.adapters.jammi.mutable_table.commit.merge_commit import MergeConflict
-from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.rules import tombstone_phases
 
 MERGE = "merge into s.items as t\nusing s.items__change_set as s\non t.id = s.id\n..."
 INSERT = f"insert into s.items__jammi_tombstones select id, 7, '{branch_commit.HEAD_TAG}' from c"
@@ -231,6 +231,6 @@ def test_counting_tags_and_the_tags_a_rollback_drops():
         {"version": 12, "invocation_id": "inv-b"},
         {"version": 900, "invocation_id": "inv-a"},
     ]
-    assert tombstones.tags_after(history, 900, "iceberg") == ["555", "12"]
-    assert tombstones.tags_after(history, 12, "delta") == ["inv-c"]
-    assert tombstones.tags_after(history, 555, "iceberg") == []
+    assert tombstone_phases.rollback_merge_tags("iceberg", history, 900) == ["555", "12"]
+    assert tombstone_phases.rollback_merge_tags("delta", history, 12) == ["inv-c"]
+    assert tombstone_phases.rollback_merge_tags("iceberg", history, 555) == []

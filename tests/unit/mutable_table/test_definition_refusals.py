@@ -1,6 +1,6 @@
 """The refusals a mutable_table run gets from its definition, before any SQL: the
 adapter call the materialization makes with the model's output columns and config
-(adapter.mutable_table_definition), with the models and message fragments of the
+(run_config.run_definition), with the models and message fragments of the
 functional tests named in the comments (those that only asserted a refusal moved here;
 docs/testing.md lists them). One functional test per family stays as the canary that a
 run calls it before it creates anything
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.impl import JammiAdapter
+from dbt.adapters.jammi.mutable_table.run_config import run_definition
 from tests.unit.rejections import rejects
 
 # model: (output columns, config without primary_key=['id'], fragments of the message)
@@ -70,7 +70,7 @@ REFUSED = {
 
 def definition(model: str, columns: dict, config: dict) -> dict:
     config = {"primary_key": ["id"], **config}
-    return JammiAdapter.mutable_table_definition(None, model, list(columns.items()), config)
+    return run_definition(model, list(columns.items()), config)
 
 
 @pytest.mark.parametrize("model", REFUSED)

@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table.iceberg_support import (
     check_file_format_support,
     iceberg_refusal,
 )
+from dbt.adapters.jammi.mutable_table.run_config import run_definition
+from dbt.adapters.jammi.mutable_table.session_formats import SessionFormats
 from dbt.adapters.jammi.mutable_table.versions import iceberg_snapshots
 from tests.unit.rejections import rejects
 
@@ -61,9 +62,9 @@ def iceberg_run_checks(model: str, columns: dict, config: dict) -> None:
     """The run's calls before it writes, in order: the definition, the format resolved on
     a session whose catalog is Iceberg's (auto picks it: Delta is absent), the format's
     support of the definition."""
-    definition = JammiAdapter.mutable_table_definition(None, model, list(columns.items()), config)
+    definition = run_definition(model, list(columns.items()), config)
     session = SimpleNamespace(delta_available=lambda: False, iceberg_available=lambda: True)
-    file_format = JammiAdapter.resolve_file_format(session, config["file_format"], model)
+    file_format = SessionFormats.resolve(session, config["file_format"], model)  # type: ignore[arg-type]
     assert file_format == "iceberg"
     check_file_format_support(definition, file_format, model)
 

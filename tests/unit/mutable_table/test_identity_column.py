@@ -5,6 +5,7 @@ and the appliers render, and how the high-water mark is read back."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -202,7 +203,7 @@ def test_a_merge_stopped_by_the_identity_guard_re_plans():
     assert commit_merge(run_sql, "merge into t ...", "orders", last_attempt=False) is None
 
 
-# --- the adapter's read of the mark (rules/rules_adapter.py) ---------------------------------
+# --- the rules' read of the mark (rules/rules_service.py) ---------------------------------
 
 
 class FakeStatements:
@@ -232,28 +233,27 @@ class FakeStatements:
 
 
 def adapter_with(statements):
-    from dbt.adapters.jammi.mutable_table.rules.rules_adapter import MutableRulesAdapterMixin
+    """The row rules' service over the recorded statements."""
+    from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
 
-    adapter = object.__new__(MutableRulesAdapterMixin)
-    adapter._run_sql = statements  # type: ignore[method-assign]
-    return adapter
+    return RulesService(SimpleNamespace(rows=statements), None, None)  # type: ignore[arg-type]
 
 
 def test_a_rewrite_plan_numbers_above_the_versions_mark_and_the_stored_rows():
     defn = build().to_dict()
     read = adapter_with(FakeStatements(stored_max=4, version_mark=9))
-    assert read.mutable_identity_from(defn, "s.orders", "parquet", "/w/v1") == 9
+    assert read.identity_from(defn, "s.orders", "parquet", "/w/v1") == 9
     unmarked = adapter_with(FakeStatements(stored_max=4))
-    assert unmarked.mutable_identity_from(defn, "s.orders", "orc", "/w/v1") == 4
-    assert read.mutable_identity_from(defn, None, "parquet", None) == 0
-    assert read.mutable_identity_from(build(identity_column=None).to_dict(), "t", "x") is None
+    assert unmarked.identity_from(defn, "s.orders", "orc", "/w/v1") == 4
+    assert read.identity_from(defn, None, "parquet", None) == 0
+    assert read.identity_from(build(identity_column=None).to_dict(), "t", "x") is None
 
 
 def test_a_delta_plan_reads_the_mark_from_the_history():
     tag = "jammi:invocation_id=abc"
     rows = [history(7, "MERGE", identity.commit_metadata(tag, 20), 2)]
     statements = FakeStatements(stored_max=3, history_rows=rows)
-    assert adapter_with(statements).mutable_identity_from(build().to_dict(), "s.o", "delta") == 22
+    assert adapter_with(statements).identity_from(build().to_dict(), "s.o", "delta") == 22
     assert statements.ran[-1] == "describe history s.o limit 100"
 
 

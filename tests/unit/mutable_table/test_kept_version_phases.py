@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from dbt.adapters.jammi.mutable_table import run_errors
+from dbt.adapters.jammi.mutable_table.format_reads import format_reads
 from dbt.adapters.jammi.mutable_table.versions import (
     iceberg_snapshots,
     kept_version_phases,
@@ -69,12 +70,12 @@ def test_history_reads_the_formats_own_record():
     parquet = RecordedEngine(
         strict=True, answers={"select version, location": [log_row(1), log_row(2)]}
     )
-    rows = kept_version_phases.history(parquet, TABLE, "parquet", loc(2), 5)
+    rows = format_reads("parquet", parquet).history(TABLE, loc(2), 5)
     assert [r["version"] for r in rows] == [2, 1]
     assert parquet.statements[0].endswith(f"from parquet.`{kept_versions.log_glob(BASE)}`")
 
     iceberg = RecordedEngine(strict=True, answers={"select": []})
-    assert kept_version_phases.history(iceberg, TABLE, "iceberg", None, 5) == []
+    assert format_reads("iceberg", iceberg).history(TABLE, None, 5) == []
     assert iceberg.statements == [iceberg_snapshots.history_sql(TABLE)]
 
 
@@ -82,11 +83,11 @@ def test_a_table_without_a_version_log_lists_its_current_version_only():
     missing = RecordedEngine(
         strict=True, answers={"select version": Exception("[PATH_NOT_FOUND] Path does not exist")}
     )
-    rows = kept_version_phases.history(missing, TABLE, "parquet", loc(1), 5)
+    rows = format_reads("parquet", missing).history(TABLE, loc(1), 5)
     assert [(r["version"], r["inserts"], r["current"]) for r in rows] == [(1, None, True)]
     other = RecordedEngine(strict=True, answers={"select version": Exception("permission denied")})
     with pytest.raises(Exception, match="permission denied"):
-        kept_version_phases.history(other, TABLE, "parquet", loc(1), 5)
+        format_reads("parquet", other).history(TABLE, loc(1), 5)
 
 
 def test_a_kept_parquet_version_is_read_by_its_directory():

@@ -10,7 +10,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.jammi.engine.listing import list_relations_retrying_vanished
 from dbt.adapters.jammi.mutable_table.commit import leftovers
-from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
 from dbt.adapters.jammi.mutable_table.commit.ownership import (
     Holder,
     abandoned,
@@ -114,14 +114,21 @@ class _Cache:
         return [_Relation(schema, name) for name in self.listed.get(schema, [])]
 
 
-class _Adapter(MutableCommitAdapterMixin):
-    def __init__(self, cache: _Cache) -> None:
-        self.cache = cache
+class _Sql:
+    """The commit service's SQL interface: statements recorded, answered with no rows."""
+
+    def __init__(self) -> None:
         self.statements: list[str] = []
 
-    def _run_sql(self, sql: str):
+    def rows(self, sql: str):
         self.statements.append(sql)
         return []
+
+
+def _Adapter(cache: _Cache) -> CommitService:  # noqa: N802 - the service over a fake cache
+    service = CommitService(_Sql(), None, None, cache)  # type: ignore[arg-type]
+    service.statements = service.sql.statements  # type: ignore[attr-defined]
+    return service
 
 
 @pytest.mark.parametrize(
@@ -135,7 +142,7 @@ class _Adapter(MutableCommitAdapterMixin):
 )
 def test_the_leftover_sweep_lists_the_schema_only_when_leftovers_may_be_there(listed, lists):
     adapter = _Adapter(_Cache(listed))
-    adapter.mutable_drop_abandoned_leftovers(_Relation("s", "orders"), None, "run1")
+    adapter.drop_abandoned_leftovers(_Relation("s", "orders"), None, "run1")
     assert bool(adapter.statements) is lists
     if lists:
         assert adapter.statements == ["show tables in s like 'orders__jammi_*'"]

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from dbt.adapters.jammi.common import clock
-from dbt.adapters.jammi.mutable_table.commit import commit_adapter, rewrite_commit
-from dbt.adapters.jammi.mutable_table.commit.commit_adapter import MutableCommitAdapterMixin
+from dbt.adapters.jammi.mutable_table.commit import commit_service, rewrite_commit
+from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
 from dbt.adapters.jammi.mutable_table.commit.ownership import Holder, this_holder
 from dbt.adapters.jammi.mutable_table.commit.rewrite_commit import (
     CommitConflict,
@@ -161,21 +161,41 @@ def test_a_fresh_claim_of_an_ended_thrift_run_says_when_it_can_be_taken_over():
     assert claim in store.views
 
 
-class CommittingAdapter(MutableCommitAdapterMixin):
-    """The adapter's commit method over a FakeMetastore, recording what it removes."""
+class _Sql:
+    """The commit service's SQL interface over a FakeMetastore."""
 
     def __init__(self, store: FakeMetastore, method: str) -> None:
-        self.store, self.removed, self.cleaned = store, [], []
-        self.config = SimpleNamespace(credentials=SimpleNamespace(method=method))
+        self.store = store
+        self.credentials = SimpleNamespace(method=method)
 
-    def _run_sql(self, sql: str):
+    def rows(self, sql: str):
         return self.store.run_sql(sql)
 
-    def mutable_remove_paths(self, relation, paths, run_id) -> None:
-        self.removed.extend(paths)
 
-    def _run_cleanup(self, cleanup) -> None:
+class _Steps:
+    """The step runner's cleanup, recorded."""
+
+    def __init__(self, cleaned: list) -> None:
+        self.cleaned = cleaned
+
+    def run_cleanup(self, cleanup) -> None:
         self.cleaned.extend(cleanup)
+
+    @staticmethod
+    def best_effort(action) -> None:
+        action()
+
+
+class CommittingAdapter(CommitService):
+    """The commit service over a FakeMetastore, recording what it removes."""
+
+    def __init__(self, store: FakeMetastore, method: str) -> None:
+        self.removed: list = []
+        self.cleaned: list = []
+        versions = SimpleNamespace(  # the kept versions' service: its removals
+            remove_paths=lambda relation, paths, run_id: self.removed.extend(paths)
+        )
+        super().__init__(_Sql(store, method), _Steps(self.cleaned), versions, None)  # type: ignore[arg-type]
 
 
 def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
@@ -190,7 +210,7 @@ def test_a_claim_held_for_its_lease_fails_the_run_without_replanning():
     table = SimpleNamespace(schema="analytics", identifier="stock")
     new = f"{BASE}/v0000000002_a"
     with pytest.raises(rewrite_commit.ClaimLeaseHeld, match="re-run after that time"):
-        adapter.mutable_commit_version(
+        adapter.commit_version(
             table, V1, new, "stock", cleanup=["drop table x"], last_attempt=False
         )
     assert adapter.removed == [new] and adapter.cleaned == ["drop table x"]
@@ -203,14 +223,14 @@ def test_a_live_claim_still_asks_for_a_replan_before_the_last_attempt():
     store.views[claim] = {"jammi.holder": REMOTE.render(), "jammi.created_ms": now}
     adapter = CommittingAdapter(store, "thrift")
     table = SimpleNamespace(schema="analytics", identifier="stock")
-    commit_claim_pause = commit_adapter.RETRY_PAUSE_S
-    commit_adapter.RETRY_PAUSE_S = 0
+    commit_claim_pause = commit_service.RETRY_PAUSE_S
+    commit_service.RETRY_PAUSE_S = 0
     try:
-        committed = adapter.mutable_commit_version(
+        committed = adapter.commit_version(
             table, V1, f"{BASE}/v0000000002_a", "stock", last_attempt=False
         )
     finally:
-        commit_adapter.RETRY_PAUSE_S = commit_claim_pause
+        commit_service.RETRY_PAUSE_S = commit_claim_pause
     assert committed is False and adapter.cleaned == []
 
 

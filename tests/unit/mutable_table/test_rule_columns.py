@@ -11,8 +11,8 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table import rule_columns
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import changelog
-from dbt.adapters.jammi.mutable_table.schema_evolution import FormatEvolution
 from dbt.adapters.jammi.mutable_table.schema_reconciliation import reconcile_schema
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 ORDERS = {"id": "int", "status": "string", "op": "string", "off": "bigint", "idx": "int"}
 
@@ -116,7 +116,9 @@ def test_a_stored_table_refuses_a_version_moved_into_rule_columns():
         version_column="off", rule_columns=["op"], on_schema_change="sync_all_columns"
     )
     # on a format that drops a column (Iceberg), the newly listed one goes
-    kept = reconcile_schema("orders", synced, stored, FormatEvolution("iceberg")).definition
+    kept = reconcile_schema(
+        "orders", synced, stored, table_format("iceberg").evolution({}, None)
+    ).definition
     assert "op" not in [c[0] for c in kept["columns"]]
 
 

@@ -59,7 +59,7 @@ def test_the_plan_is_frozen_and_reaches_jinja_as_a_dict():
     plan = plan_run(definition(), "parquet", True, {})
     with pytest.raises(AttributeError):
         plan.path = "create"  # type: ignore[misc]
-    assert plan.to_dict()["path"] == "rewrite"
+    assert plan.path == "rewrite"
 
 
 @pytest.mark.parametrize(

@@ -3,17 +3,22 @@ decisions that adapter.mutable_run_start runs before anything is written."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
 
 from dbt.adapters.jammi.mutable_table import run_start
+from dbt.adapters.jammi.mutable_table.apply_service import MutableApplyService
+from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
 from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
 from dbt.adapters.jammi.mutable_table.rules import ttl
-from dbt.adapters.jammi.mutable_table.run_adapter import MutableRunAdapterMixin
+from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+from dbt.adapters.jammi.mutable_table.run_service import MutableRunService
 from dbt.adapters.jammi.mutable_table.table_properties import RECORDED_KEYS, recorded_definition
+from dbt.adapters.jammi.mutable_table.table_state import TableStateService
 
 
 def test_the_failure_phase_is_one_the_run_knows():
@@ -91,7 +96,7 @@ def test_the_collapsed_count_subtracts_the_collapsed_batch_from_the_delivered_on
     )
 
 
-def test_the_start_handed_to_jinja_is_a_copy():
+def test_the_start_handed_to_jinja_is_frozen_and_read_by_attribute():
     start = run_start.RunStart(
         fail_at=None,
         run_id="r1",
@@ -110,35 +115,40 @@ def test_the_start_handed_to_jinja_is_a_copy():
         redelivery={"always": False},
         collapsed=None,
         truncates=None,
-        plan={"path": "create"},
+        plan=plan_run({"primary_key": ["id"]}, "delta", False, {}),
     )
-    given = start.to_dict()
-    given["definition"]["changelog_topic"] = {"location": "x"}
-    assert "changelog_topic" not in start.definition
-    assert given["plan"] == {"path": "create"} and given["run_id"] == "r1"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        start.run_id = "r2"  # type: ignore[misc]
+    assert start.plan.path == "create" and start.run_id == "r1"
 
 
 def test_a_plan_names_the_findings_after_which_identical_rows_collapse():
     plan = plan_run({"primary_key": ["id"]}, "parquet", True, {})
     assert plan.collapse_on == ("duplicate_key", "duplicate_version")
-    assert plan.to_dict()["collapse_on"] == ("duplicate_key", "duplicate_version")
 
 
-class _Attempt(MutableRunAdapterMixin):
-    """The run adapter's preparation, its phases recorded instead of run."""
+def run_service(sql=None, rules=None, versions=None) -> MutableRunService:
+    """The run's service over the fakes a test gives (the others unused: None)."""
+    return MutableRunService(sql, None, None, None, rules, versions, None)  # type: ignore[arg-type]
+
+
+class _Attempt:
+    """The row rules' service as the run's preparation calls it, recorded instead of run;
+    ``run``: the run's service over it."""
 
     def __init__(self) -> None:
         self.calls: list = []
+        self.run = run_service(rules=self)
 
     def changelog_repair(self, definition, relation, state):
         self.calls.append(("repair", relation))
         return ""
 
-    def mutable_tombstones_prepare(self, definition, relation, state, file_format):
+    def tombstones_prepare(self, definition, relation, state, file_format):
         self.calls.append(("tombstones", definition["now_ms"] > 0))
         return {"tombstones_from": "select * from live", "tombstone_now_ms": 5}
 
-    def mutable_identity_prepare(self, definition, plan_target, state, file_format):
+    def identity_prepare(self, definition, plan_target, state, file_format):
         self.calls.append(("identity", plan_target))
         return {"identity_from": 7, "identity_guard": plan_target is not None}
 
@@ -152,7 +162,7 @@ def test_each_attempt_plans_with_a_copy_holding_its_values(state):
     definition = {"table_id": "t", "primary_key": ["id"], "ttl_ms": 60_000, "history": "none"}
     kept = dict(definition)
     adapter = _Attempt()
-    attempt = adapter.mutable_plan_prepare(definition, "s.t", state, "delta")
+    attempt = adapter.run.plan_prepare(definition, "s.t", state, "delta")
     assert definition == kept
     # the changelog is repaired before anything is planned; the tombstones and the
     # identity column's start read the table, which a first run (no state) plans without
@@ -177,7 +187,7 @@ def test_each_attempt_plans_with_a_copy_holding_its_values(state):
 
 def test_the_changelog_topic_comes_on_a_copy():
     definition = {"table_id": "t", "changelog": True}
-    prepared = _Attempt().mutable_changelog_prepare(definition, "s.t", None, "parquet")
+    prepared = _Attempt().run.changelog_prepare(definition, "s.t", None, "parquet")
     assert prepared == {**definition, "changelog_topic": {"backing": "s.__topic_1", "since": 3}}
     assert "changelog_topic" not in definition and "changelog_topic" not in RECORDED_KEYS
 
@@ -203,7 +213,7 @@ def test_the_history_none_planner_finds_the_expired_rows_unless_merge_functions_
     assert ttl.expired_in_plan(config) is in_plan
 
 
-class _Checks(MutableRunAdapterMixin):
+class _ChecksSql:
     """The batch failure's queries answered from a dict, the statements recorded."""
 
     def __init__(self, answers: dict) -> None:
@@ -218,12 +228,18 @@ class _Checks(MutableRunAdapterMixin):
         self.ran.append(("planned", sql))
         return None, self._table(sql)
 
-    def _run_query_without_constraint_propagation(self, sql):
+    def without_constraint_propagation(self, sql):
         self.ran.append(("unplanned", sql))
         return self._table(sql)
 
-    def _execute_trusted(self, sql):
+    def trusted(self, sql):
         self.ran.append(("cleanup", sql))
+
+
+def _Checks(answers: dict) -> TableStateService:  # noqa: N802 - the service over answers
+    service = TableStateService(_ChecksSql(answers), None, None)  # type: ignore[arg-type]
+    service.ran = service.sql.ran  # type: ignore[attr-defined]
+    return service
 
 
 def test_a_batch_failure_names_the_first_check_with_samples():
@@ -234,13 +250,13 @@ def test_a_batch_failure_names_the_first_check_with_samples():
     ]
     adapter = _Checks({"versions": [[7]], "dups": [[8]]})
     with pytest.raises(MutableRunError, match="NULL version_column 'v'"):
-        adapter.mutable_batch_failure("m", checks, "duplicate_version")
+        adapter.batch_failure("m", checks, "duplicate_version")
     # the first check found nothing, the second failed the run: the third never ran
     assert adapter.ran == [("planned", "nulls"), ("planned", "versions")]
     # nothing found (the output changed between two reads): the kind alone
     quiet = _Checks({})
     with pytest.raises(MutableRunError, match="several rows for the same key"):
-        quiet.mutable_batch_failure("m", checks[:1] + checks[2:], "duplicate_key")
+        quiet.batch_failure("m", checks[:1] + checks[2:], "duplicate_key")
 
 
 def test_unique_index_checks_pass_or_clean_up_before_failing():
@@ -249,17 +265,21 @@ def test_unique_index_checks_pass_or_clean_up_before_failing():
         {"kind": "unique_index", "sql": "b", "detail": "'by_b' (b)", "unplanned": True},
     ]
     adapter = _Checks({})
-    assert adapter.mutable_batch_failure("m", checks, None, ["drop view v"]) == ""
+    assert adapter.batch_failure("m", checks, None, ["drop view v"]) == ""
     assert adapter.ran == [("unplanned", "a"), ("unplanned", "b")]
     failing = _Checks({"b": [[1]]})
     with pytest.raises(MutableRunError, match="unique index 'by_b' \\(b\\)"):
-        failing.mutable_batch_failure("m", checks, None, ["drop view v"])
+        failing.batch_failure("m", checks, None, ["drop view v"])
     assert failing.ran[-1] == ("cleanup", "drop view v")
 
 
-class _Publish(MutableRunAdapterMixin):
+class _Publish:
+    """A SQL interface that records what runs, and the row rules' service over it."""
+
     def __init__(self) -> None:
         self.ran: list = []
+        self.sql = SimpleNamespace(rows=self._run_sql, trusted=self._execute_trusted)
+        self._rules = RulesService(self.sql, None, None)  # type: ignore[arg-type]
 
     def _execute_trusted(self, sql):
         self.ran.append(sql)
@@ -274,18 +294,21 @@ class _Publish(MutableRunAdapterMixin):
 def test_the_changelog_hook_stops_the_run_after_dropping_its_relations():
     adapter = _Publish()
     # no changelog: nothing runs, the hook included
-    assert adapter.changelog_publish({}, "s.t", None, "changelog", ["drop view v"]) == ""
+    assert adapter._rules.changelog_publish({}, "s.t", None, "changelog", ["drop view v"]) == ""
     assert adapter.ran == []
     with pytest.raises(RuntimeError, match="jammi_fail_at=changelog"):
-        adapter.changelog_publish(
+        adapter._rules.changelog_publish(
             {"changelog_topic": {"backing": "s.b"}}, "s.t", None, "changelog", ["drop view v"]
         )
     assert adapter.ran[0] == "drop view v" and "jammi_fail_at=changelog" in adapter.ran[1]
 
 
 class _Record(_Publish):
-    def mutable_sweep_versions(self, *args):
-        self.ran.append("sweep")
+    def __init__(self) -> None:
+        super().__init__()
+        # the kept versions' service: its sweep
+        versions = SimpleNamespace(sweep=lambda *args: self.ran.append("sweep"))
+        self.run = run_service(self.sql, self._rules, versions)
 
 
 def test_a_run_that_published_its_version_records_it_with_its_properties():
@@ -296,22 +319,36 @@ def test_a_run_that_published_its_version_records_it_with_its_properties():
     run = dict(defn, changelog_topic={"backing": "s.b", "file_format": "parquet", "since": 1})
     adapter = _Record()
     committed = "file:/w/a/v0000000008_r"
-    adapter.mutable_record_definition(run, stored, "s.a", "parquet", committed, None, "i")
+    adapter.run.record_definition(run, stored, "s.a", "parquet", committed, None, "i")
     assert "'jammi.version' = '8'" in adapter.ran[0]
     assert "'jammi.changelog_published' = '8@s.b'" in adapter.ran[0]
     # an expiry records the stored definition, which names no topic: no mark
     expiry = _Record()
-    expiry.mutable_record_definition(defn, stored, "s.a", "parquet", committed, None, "i")
+    expiry.run.record_definition(defn, stored, "s.a", "parquet", committed, None, "i")
     assert "changelog_published" not in expiry.ran[0]
 
 
-class _Stage(MutableRunAdapterMixin):
+class _Stage:
+    """The commit paths' and the steps' services and a SQL interface, recorded here;
+    ``apply``: the commits' service over them."""
+
     def __init__(self, stopped_by: str = "") -> None:
         self.ran: list = []
         self.stopped_by = stopped_by
+        sql = SimpleNamespace(rows=self._run_sql, trusted=self._execute_trusted)
+        self.apply = MutableApplyService(sql, None, self, self, None, None)  # type: ignore[arg-type]
 
-    def mutable_holder_properties(self):
+    def holder_properties(self):
         return {"jammi.holder": "h"}
+
+    def run_checked(self, sql):
+        return CommitService.run_checked(self._recorded(), sql)  # type: ignore[arg-type]
+
+    def change_counts(self, change_set):
+        return CommitService.change_counts(self._recorded(), change_set)  # type: ignore[arg-type]
+
+    def _recorded(self):
+        return SimpleNamespace(sql=SimpleNamespace(rows=self._run_sql))
 
     def _execute_trusted(self, sql):
         self.ran.append(sql)
@@ -326,10 +363,10 @@ class _Stage(MutableRunAdapterMixin):
             return [("Location", "file:/w/s")]
         return []
 
-    def mutable_drop_abandoned_leftovers(self, target, location, run_id):
+    def drop_abandoned_leftovers(self, target, location, run_id):
         self.ran.append(("leftovers", target, location, run_id))
 
-    def mutable_remove_empty_dir(self, path):
+    def remove_empty_dir(self, path):
         self.ran.append(("rmdir", path))
 
 
@@ -341,13 +378,13 @@ class _Named(SimpleNamespace):
 def test_a_merge_stages_a_view_and_a_rewrite_a_stamped_table_then_the_leftovers():
     view = _Named(schema="s", identifier="t__jammi_change_set", type="view")
     adapter = _Stage()
-    staged = adapter.mutable_stage_change_set(view, "select 1", False, True)
+    staged = adapter.apply.stage_change_set(view, "select 1", False, True)
     assert staged["rejected"] is None and staged["counts"]["total"] == 3
     assert adapter.ran[0] == "create or replace temporary view t__jammi_change_set as\n  select 1"
     table = _Named(schema="s", identifier="t__jammi_changes_r2", type="table")
     adapter = _Stage()
     leftovers = {"target": "s.t", "location": "file:/w/t/v1_r1", "run_id": "r2"}
-    staged = adapter.mutable_stage_change_set(table, "select 1", True, False, leftovers)
+    staged = adapter.apply.stage_change_set(table, "select 1", True, False, leftovers)
     assert staged == {"rejected": None, "counts": None}
     # an earlier attempt's table replaced, the new one stamped, then the leftovers
     assert adapter.ran[0] == "drop table if exists s.t__jammi_changes_r2"
@@ -358,7 +395,7 @@ def test_a_merge_stages_a_view_and_a_rewrite_a_stamped_table_then_the_leftovers(
 def test_a_batch_check_that_stops_the_staging_leaves_no_directory():
     table = _Named(schema="s", identifier="t__jammi_changes_r2", type="table")
     adapter = _Stage(stopped_by="duplicate_key")
-    staged = adapter.mutable_stage_change_set(
+    staged = adapter.apply.stage_change_set(
         table, "select 1", False, True, {"target": "s.t", "run_id": "r2"}
     )
     assert staged == {"rejected": "duplicate_key", "counts": None}

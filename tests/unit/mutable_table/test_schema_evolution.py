@@ -9,14 +9,15 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table import schema_evolution, schema_reconciliation
 from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition
-from dbt.adapters.jammi.mutable_table.schema_evolution import FormatEvolution
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from tests.unit.rejections import rejects
 
-ICEBERG = FormatEvolution("iceberg")
-DELTA_3 = FormatEvolution("delta", type_widening=True)
-DELTA_4 = FormatEvolution("delta", type_widening=True, delta_4=True)
-DELTA_OFF = FormatEvolution("delta")
-PARQUET = FormatEvolution("parquet")
+WIDENING_ON = {"delta.enableTypeWidening": "true"}
+ICEBERG = table_format("iceberg").evolution({}, None)
+DELTA_3 = table_format("delta").evolution(WIDENING_ON, None).on_spark("3.5.8")
+DELTA_4 = table_format("delta").evolution(WIDENING_ON, None).on_spark("4.1.1")
+DELTA_OFF = table_format("delta").evolution({}, None)
+PARQUET = table_format("parquet").evolution({}, None)
 
 # stored type, batch type: the formats that widen it in place
 WIDENINGS = [
@@ -39,18 +40,14 @@ def test_which_format_widens_which_type(stored, batch, widened_by):
 
 
 def test_the_table_properties_and_the_spark_line_say_what_delta_does():
-    off = schema_evolution.format_evolution("delta", {}, None)
+    off = table_format("delta").evolution({}, None)
     assert not off.type_widening and not off.drops_columns
-    on = schema_evolution.format_evolution(
-        "delta", {"delta.enableTypeWidening": "true"}, {"delta.columnMapping.mode": "name"}
-    )
+    on = table_format("delta").evolution(WIDENING_ON, {"delta.columnMapping.mode": "name"})
     assert on.type_widening and on.drops_columns
     assert not on.on_spark("3.5.8").widens("int", "bigint")
     assert on.on_spark("4.0.1").widens("int", "bigint")
     # the property means nothing to Iceberg, which always widens its promotions
-    assert not schema_evolution.format_evolution(
-        "iceberg", {"delta.enableTypeWidening": "true"}, None
-    ).type_widening
+    assert not table_format("iceberg").evolution(WIDENING_ON, None).type_widening
 
 
 def test_struct_fields_appended_are_added_anything_else_is_not():
@@ -135,7 +132,7 @@ def test_delta_drops_a_column_only_under_column_mapping():
         "no longer outputs column(s) note",
         "delta.columnMapping.mode",
     )
-    mapped = FormatEvolution("delta", column_mapping=True)
+    mapped = table_format("delta").evolution({"delta.columnMapping.mode": "name"}, None)
     result = schema_reconciliation.reconcile_schema("feed", definition(kept), STORED, mapped)
     assert result.evolution.dropped == ["note"]
     # partial_updates keeps a missing column's stored values instead of dropping it

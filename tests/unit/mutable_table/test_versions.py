@@ -9,9 +9,9 @@ import jinja2
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.impl import JammiAdapter
 from dbt.adapters.jammi.mutable_table import run_errors
 from dbt.adapters.jammi.mutable_table.commit import ownership
+from dbt.adapters.jammi.mutable_table.run_config import run_definition
 from dbt.adapters.jammi.mutable_table.versions import kept_versions, version_reads
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from tests.unit.rejections import rejects
@@ -61,11 +61,11 @@ def test_versions_kept_range(value):
 
 
 def test_versions_kept_is_validated_with_the_runs_definition():
-    # the run's call (adapter.mutable_table_definition) with the model of
+    # the run's call (run_config.run_definition) with the model of
     # tests/functional/mutable_table/test_versions.py (bad_kept)
     rejects(
-        lambda: JammiAdapter.mutable_table_definition(
-            None, "bad_kept", [("id", "int")], {"primary_key": ["id"], "versions_kept": "all"}
+        lambda: run_definition(
+            "bad_kept", [("id", "int")], {"primary_key": ["id"], "versions_kept": "all"}
         ),
         "mutable_table 'bad_kept'",
         "'versions_kept' must be a whole number, got 'all'",

@@ -9,14 +9,12 @@ import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.credentials import JammiCredentials
-from dbt.adapters.jammi.impl import JammiAdapter
+from dbt.adapters.jammi.tenancy.tenancy_service import TenancyService
 
 
 def bound(override, profile_tenant=None):
-    adapter = SimpleNamespace(
-        config=SimpleNamespace(credentials=SimpleNamespace(tenant=profile_tenant))
-    )
-    return JammiAdapter.bound_tenant(adapter, override)
+    sql = SimpleNamespace(credentials=SimpleNamespace(tenant=profile_tenant))
+    return TenancyService(sql).bound_tenant(override)  # type: ignore[arg-type]
 
 
 def test_var_wins_over_profile_and_unset_means_unbound():

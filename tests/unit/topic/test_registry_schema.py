@@ -3,12 +3,15 @@ before anything is written, for mutable_table and topic models alike."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import validate_registry_schema
 from dbt.adapters.jammi.impl import JammiAdapter
-from dbt.adapters.jammi.mutable_table.table_adapter import MutableTableAdapterMixin
+from dbt.adapters.jammi.mutable_table.run_config import run_definition
+from dbt.adapters.jammi.mutable_table.table_state import TableStateService
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from tests.unit.rejections import rejects
 
@@ -52,9 +55,12 @@ def test_mutable_registry_relation_refuses_a_spliced_schema():
 
 
 def render_registry(registry_schema):
-    """The registry relation a mutable_table model records itself in (table_adapter)."""
-    return MutableTableAdapterMixin._mutable_registry_relation(
-        None, Relation(), registry_schema, {"table_id": "orders"}
+    """The registry relation a mutable_table model records itself in (table_state.py)."""
+    return TableStateService.registry_relation(
+        None,  # type: ignore[arg-type]  # no statement: the relation is only named
+        Relation(),
+        registry_schema,
+        {"table_id": "orders"},
     )
 
 
@@ -69,18 +75,18 @@ def test_topic_definition_refuses_a_spliced_registry_schema():
 @pytest.mark.parametrize(
     "model, define, config",
     [
-        ("items", JammiAdapter.mutable_table_definition, {"primary_key": ["id"]}),
-        ("cdc_bad", JammiAdapter.topic_definition, {"topic_name": "cdc.bad"}),
+        ("items", run_definition, {"primary_key": ["id"]}),
+        ("cdc_bad", partial(JammiAdapter.topic_definition, None), {"topic_name": "cdc.bad"}),
     ],
     ids=["items", "cdc_bad"],
 )
 def test_a_runs_definition_refuses_a_spliced_registry_schema(model, define, config):
     """The adapter call each materialization makes first with the model's config
-    (mutable_table_definition, topic_definition), with the models of
+    (run_config.run_definition, topic_definition), with the models of
     tests/functional/topic/test_registry_schema_config.py."""
     config = {**config, "registry_schema": "x.y --"}
     rejects(
-        lambda: define(None, model, [("id", "int"), ("v", "string")], config),
+        lambda: define(model, [("id", "int"), ("v", "string")], config),
         f"'{model}': registry_schema 'x.y --'",
         "Fix: set registry_schema to a plain schema name",
     )

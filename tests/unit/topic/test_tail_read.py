@@ -9,32 +9,32 @@ import pytest
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.jammi.impl import JammiAdapter
-from dbt.adapters.jammi.topic.metadata import TopicMetadataCache
-from dbt.adapters.jammi.topic.registry_adapter import PARTITION_PRUNING_FALLBACK
-from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.tenancy.tenancy_service import TenancyService
+from dbt.adapters.jammi.topic.registry_service import PARTITION_PRUNING_FALLBACK
+from tests.unit.topic.services import topic_services
 
 ROW = ("t1", "cdc.orders", "orders__jammi_topic", json.dumps([["id", "int"]]), "delta", "orders")
 
 
-class _Tail(TopicAdapterMixin):
-    Relation = JammiAdapter.Relation
+class _Tail:
+    """The face's ``topic_tail`` over the registry's service and a recorded engine."""
+
     topic_tail = JammiAdapter.topic_tail
-    tenant_scoped_sql = JammiAdapter.tenant_scoped_sql
+    tenant_scoped_sql = staticmethod(TenancyService.scoped_relation)
 
     def __init__(self, registry_rows, high_water=7):
-        self._topic_metadata = TopicMetadataCache()
         self.registry_rows = registry_rows
         self.high_water = high_water
         self.ran: list[str] = []
+        self._topics, self._topic_registry = topic_services(self.run)
 
     def bound_tenant(self, override):
         return override
 
-    def _execute_trusted(self, sql):
+    def run(self, sql):
         self.ran.append(sql)
-
-    def _run_sql(self, sql):
-        self.ran.append(sql)
+        if sql == PARTITION_PRUNING_FALLBACK:
+            return []
         if " from analytics.topics " in sql:
             return self.registry_rows
         assert sql == "select coalesce(max(_offset), 0) from analytics.orders__jammi_topic"

@@ -14,7 +14,8 @@ from dbt.adapters.jammi.topic.metadata import (
     read_registry_row,
 )
 from dbt.adapters.jammi.topic.row_index import is_small_batch, root_statistics
-from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
+from dbt.adapters.jammi.topic.topic_service import TopicService
+from tests.unit.topic.services import topic_services
 
 NOT_FOUND = "[TABLE_OR_VIEW_NOT_FOUND] The table or view `s`.`topics` cannot be found."
 
@@ -118,15 +119,14 @@ def test_small_batches_by_rows_then_by_bytes():
     assert not is_small_batch([("no statistics",)])
 
 
-class _Numbering(TopicAdapterMixin):
+def _Numbering(explained, reuse):  # noqa: N802 - the publish's service, answered per statement
     """The publish's choice of numbering, over answers given per statement."""
+    answers = {"set spark.sql.exchange.reuse": reuse}
 
-    def __init__(self, explained, reuse):
-        self.answers = {"set spark.sql.exchange.reuse": reuse}
-        self.explained = explained
+    def run(sql):
+        return explained if sql.startswith("explain cost ") else answers[sql]
 
-    def _run_sql(self, sql):
-        return self.explained if sql.startswith("explain cost ") else self.answers[sql]
+    return topic_services(run)[0]
 
 
 @pytest.mark.parametrize(
@@ -146,20 +146,18 @@ def test_an_ordered_topic_asks_nothing_about_its_batch():
     """row_idx: ordered: no explain, no session setting read (any statement would fail
     here, as _Numbering answers none for the directory staging's cleanup either)."""
 
-    class Ordered(_Numbering):
-        def _run_sql(self, sql):
-            raise AssertionError(f"an ordered publish ran {sql!r}")
+    def run(sql):
+        raise AssertionError(f"an ordered publish ran {sql!r}")
 
+    class Ordered(TopicService):
         def _remove_stale_staging(self, backing, location):
             return []
 
-        def topic_table_location(self, backing):
-            return "file:/w/t"
-
-        def topic_staging_location(self, backing):
-            return "file:/w/t/_staging/p1"
-
-    staging = Ordered(None, None).topic_prepare_staging(
+    publisher = topic_services(run)[0]
+    ordered = Ordered(publisher.sql, publisher.registry, publisher.relations)
+    ordered.registry.table_location = lambda backing: "file:/w/t"  # type: ignore[method-assign]
+    ordered.registry.staging_location = lambda backing: "file:/w/t/_staging/p1"  # type: ignore[method-assign]
+    staging = ordered.prepare_staging(
         "s.t", {"name": "t", "file_format": "parquet"}, "select 1", {"row_idx": "ordered"}
     )
     assert staging == {

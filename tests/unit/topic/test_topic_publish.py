@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.jammi.topic import publish, topic_adapter
+from dbt.adapters.jammi.topic import publish, topic_service
 from dbt.adapters.jammi.topic.consumers import ConsumedRange, ConsumerBounds
 from dbt.adapters.jammi.topic.publish import (
     TopicPublishError,
@@ -20,8 +20,8 @@ from dbt.adapters.jammi.topic.publish import (
     retention_sql,
 )
 from dbt.adapters.jammi.topic.staging import stale_stage_tables
-from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 from tests.unit.recorded_engine import RecordedEngine
+from tests.unit.topic.services import topic_services
 
 NOW = 1_800_000_000_000_000
 HOUR_US = 3_600_000_000
@@ -254,18 +254,9 @@ def test_stale_stage_tables_spare_publishes_in_flight():
     assert stale_stage_tables(names, prefix, now_s=100_000, max_age_s=3600) == [f"{prefix}1000_abc"]
 
 
-class _Publisher(TopicAdapterMixin):
+def _Publisher(engine, local_fs=False):  # noqa: N802 - the publish's service, recorded
     """The publish's retention and commit phases over a recorded engine."""
-
-    def __init__(self, engine, local_fs=False):
-        self.engine = engine
-        self.local_fs = local_fs
-
-    def _run_sql(self, sql):
-        return self.engine(sql)
-
-    def _has_local_filesystem(self):
-        return self.local_fs
+    return topic_services(engine, local_fs)[0]
 
 
 BACKING = "s.__topic_x"
@@ -283,8 +274,8 @@ def topic(file_format: str) -> dict:
 def test_the_staged_batch_is_counted_where_it_was_staged():
     engine = RecordedEngine(strict=True, answers={"select count(*)": [(0,)]})
     publisher = _Publisher(engine)
-    assert publisher.topic_staged_rows(STAGINGS["parquet"]) == 0
-    assert publisher.topic_staged_rows(STAGINGS["iceberg"]) == 0
+    assert publisher.staged_rows(STAGINGS["parquet"]) == 0
+    assert publisher.staged_rows(STAGINGS["iceberg"]) == 0
     assert engine.statements == [
         "select count(*) from parquet.`file:/w/__topic_x/_staging/1_ab`",
         f"select count(*) from {BACKING}__stage_1_ab",
@@ -297,13 +288,13 @@ def test_an_empty_batch_claims_no_offset(file_format, monkeypatch):
     claim returned the next offset, which the next publish claimed again; on Delta the
     newest stored one), retention leaves it alone; only the stage goes."""
     removed = []
-    monkeypatch.setattr(topic_adapter.storage, "remove", removed.append)
+    monkeypatch.setattr(topic_service.storage, "remove", removed.append)
     engine = RecordedEngine(strict=True, answers={"drop table if exists": []})
     publisher = _Publisher(engine, local_fs=True)
     retention = {"retention_offsets": 1, "retention_ms": 1}
-    assert publisher.topic_apply_retention(BACKING, topic(file_format), retention, 0) == ""
+    assert publisher.apply_retention(BACKING, topic(file_format), retention, 0) == ""
     staging = STAGINGS[file_format]
-    published = publisher.topic_publish(BACKING, topic(file_format), staging, 0)
+    published = publisher.publish(BACKING, topic(file_format), staging, 0)
     assert published["offset"] is None
     assert published["summary"] == "nothing published: the batch is empty, no offset claimed"
     assert published["response"].to_dict(omit_none=True) == {
@@ -324,7 +315,7 @@ def test_a_batch_with_rows_reports_what_it_staged_under_its_offset():
         strict=True,
         answers={"select coalesce(max(_offset), 0)": [(4,)], "merge into": [], "drop table": []},
     )
-    published = _Publisher(engine).topic_publish(BACKING, topic("iceberg"), STAGINGS["iceberg"], 3)
+    published = _Publisher(engine).publish(BACKING, topic("iceberg"), STAGINGS["iceberg"], 3)
     assert published["offset"] == 5
     assert published["response"].to_dict(omit_none=True) == {
         "_message": "PUBLISH 3 AT OFFSET 5",

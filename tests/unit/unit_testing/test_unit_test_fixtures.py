@@ -4,7 +4,6 @@ fixture stand for) and the SQL the topic macros render there, offline (no Spark)
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Optional
 
 import jinja2
@@ -30,7 +29,7 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     is_unit_test,
     topic_rows_columns,
 )
-from dbt.adapters.jammi.unit_testing.unit_testing_adapter import UnitTestAdapterMixin
+from dbt.adapters.jammi.unit_testing.unit_testing_service import UnitTestingService
 
 UNIT_TEST = {
     "resource_type": "unit_test",
@@ -199,28 +198,41 @@ def test_one_fixture_read_two_ways_is_an_error():
         reads.record("unit_test.a", "__dbt__cte__cdc_orders", ROWS, "unit test 'a'")
 
 
-class _Connections:
-    def __init__(self, name: Optional[str]) -> None:
-        self.name = name
+class _Sql:
+    """The service's SQL interface: only which node this thread runs."""
 
-    def get_if_exists(self) -> Any:
-        return None if self.name is None else SimpleNamespace(name=self.name)
+    def __init__(self, running: Optional[str]) -> None:
+        self.running = running
+
+    def running_node(self) -> Optional[str]:
+        return self.running
 
 
-class _FixtureAdapter(UnitTestAdapterMixin):
-    """The mixin over a fake describe: what dbt's get_fixture_sql would be answered."""
-
-    Column = SparkColumn
+class _FixtureAdapter:
+    """The face's unit-test methods over the service and a fake describe: what dbt's
+    get_fixture_sql would be answered."""
 
     def __init__(self, running: Optional[str], described: Any) -> None:
         self._fixture_reads = FixtureReads()
-        self.connections = _Connections(running)
+        self.sql = _Sql(running)
         self.described = described
         self.describes = 0
+        self.service = UnitTestingService(
+            self.sql, self.describe_for_fixture, SparkColumn, self._fixture_reads
+        )
 
     def describe_for_fixture(self, relation: Any) -> Any:
         self.describes += 1
         return self.described
+
+    def unit_test_fixture(self, model: Any, relation: Any, reads: str) -> Optional[str]:
+        return self.service.fixture(model, relation, reads)
+
+    def unit_test_fixture_columns(self, relation: Any) -> Optional[list[Any]]:
+        return self.service.fixture_columns(relation)
+
+    def unit_test_forget_fixtures(self) -> None:
+        self.service.forget_fixtures()
 
 
 def described_view() -> tuple[list[SparkColumn], dict]:
@@ -245,7 +257,7 @@ def test_fixture_typing_applies_only_on_the_unit_tests_own_connection():
     adapter = _FixtureAdapter("model.shop.other", described_view())
     adapter.unit_test_fixture(UNIT_TEST, FIXTURE, EVENTS)
     assert adapter.unit_test_fixture_columns(TOPIC_VIEW) is None
-    adapter.connections = _Connections(UNIT_TEST["unique_id"])
+    adapter.sql.running = UNIT_TEST["unique_id"]
     adapter.unit_test_forget_fixtures()
     assert adapter.unit_test_fixture_columns(TOPIC_VIEW) is None
     assert adapter.describes == 0

@@ -3,7 +3,7 @@ valid and unique, each type in the model's type set (common/types.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -60,3 +60,17 @@ def single_column(option: str, value: Any, subject: str) -> str:
             f"set {option} to a column name such as 'updated_at'",
         )
     return value
+
+
+def schema_pairs(columns: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(name, type)`` of each column as dbt or a query's description gives it: a pair,
+    a mapping with ``name`` and ``data_type``, or a column object."""
+    pairs = []
+    for column in columns:
+        if isinstance(column, (tuple, list)):
+            pairs.append((str(column[0]), str(column[1])))
+        elif isinstance(column, Mapping):
+            pairs.append((str(column["name"]), str(column["data_type"])))
+        else:
+            pairs.append((column.name, column.data_type))
+    return pairs

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from dbt.include import jammi as jammi_include
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG, default_catalog_name
+from dbt.adapters.jammi.common.sql_session import DEFAULT_CATALOG, default_catalog_name
 from dbt.adapters.jammi.credentials import (
     LAUNCH_DEFAULTS,
     SESSION_SQL_DEFAULTS,

@@ -21,6 +21,7 @@ from dbt.adapters.jammi.common.types import (
     is_version_type,
 )
 from dbt.adapters.jammi.common.validation import column_list, require_columns
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 VersionColumn = Union[str, tuple[str, ...]]
 
@@ -140,7 +141,7 @@ def variant_refusal(
     """(problem, fix) when a variant column would be stored in a format that does not
     keep it (orc has no variant; Iceberg only in its format version 3), or None."""
     held = [str(c[0]) for c in columns if holds_variant(str(c[1]))]
-    if not held or file_format in VARIANT_FORMATS:
+    if not held or table_format(file_format).stores_variant:
         return None
     return (
         f"column '{held[0]}' holds a variant, which file_format {file_format} does not store",

@@ -24,6 +24,7 @@ from typing import Any, Optional
 from dbt.adapters.jammi.common.errors import REFUSAL_END, REFUSAL_MARKER, JammiValidationError
 from dbt.adapters.jammi.common.types import decimal_parts, normalize_type
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 # Bits of each whole-number type, and the whole numbers a float type holds exactly (its
 # significand: 24 bits for float, 53 for double).
@@ -182,7 +183,7 @@ def value_checks(
     """The checks of a run: each checked cast ([name, stored type, batch type]), and on
     orc each timestamp column of the batch ([name, type])."""
     checks = [ValueCheck(str(n), str(s), str(b)) for n, s, b in casts]
-    if file_format == "orc":
+    if file_format is not None and not table_format(file_format).timestamps_read_back_exactly:
         checks += [
             ValueCheck(str(n), "timestamp", normalize_type(str(t)), ORC_TIMESTAMP)
             for n, t in batch_columns

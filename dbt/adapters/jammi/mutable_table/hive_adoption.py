@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import TENANT_COLUMN, quote_identifier, sql_string_literal
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 HIVE = "hive"
 ADOPTING_SUFFIX = "__jammi_adopting"
@@ -112,7 +113,7 @@ def stored_tenant(stored_columns: Sequence[Sequence[Any]]) -> bool:
 def location_of(file_format: str, location: str) -> Optional[str]:
     """A run's state ``location`` for the rewritten table: the rewrite formats' (their
     versions go under it), none for Delta and Iceberg."""
-    return location if file_format in ("parquet", "orc") else None
+    return None if table_format(file_format).applies_by_merge else location
 
 
 def recover(

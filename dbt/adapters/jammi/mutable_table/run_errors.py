@@ -12,6 +12,12 @@ from dbt_common.exceptions import DbtRuntimeError
 # Names of the phases where a test can inject a failure (var 'jammi_fail_at').
 FAILURE_PHASES = ("write", "before_commit", "zorder", "register", "concurrent_commit", "changelog")
 
+
+def failure_sql(phase: str) -> str:
+    """A statement that fails: the test hook's stop at ``phase`` (var ``jammi_fail_at``)."""
+    return f"select raise_error('jammi_fail_at={phase}: injected failure')"
+
+
 SAMPLE_LIMIT = 5
 
 

@@ -1,5 +1,5 @@
 """The start of a mutable_table run: everything the run decides and checks before it
-writes, in one adapter call (``adapter.mutable_run_start``, run_adapter.py;
+writes, in one adapter call (``adapter.mutable_run_start``, run_service.py;
 docs/architecture.md, "The run's start").
 
 In order, with nothing written:
@@ -8,7 +8,7 @@ In order, with nothing written:
    rebuilds the table (``config full_refresh``);
 2. the batch's columns (``DESCRIBE QUERY``), and the model's definition from them;
 3. the stored table's state, or the checks that adopt a table another materialization
-   built (table_adapter.mutable_table_state);
+   built (table_state.TableStateService.table_state);
 4. the definition the run applies (schema_reconciliation), the in-place schema changes
    (schema_evolution) and the model's new ``tblproperties``; the format's refusals
    (iceberg_support) and the changelog's (changelog_phases.check);
@@ -17,17 +17,20 @@ In order, with nothing written:
    a sum would add them twice (redelivery);
 6. the run's plan (commit/run_plan.py).
 
-``RunStart`` holds the answers; the materialization (mutable_table.sql) follows it.
+``RunStart`` holds the answers, frozen; the materialization (mutable_table.sql) reads
+its attributes and follows it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import run_errors
+from dbt.adapters.jammi.mutable_table.commit.run_plan import RunPlan
+from dbt.adapters.jammi.mutable_table.run_definition import RunDefinition
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class RunStart:
     rebuild: bool
     full_refresh_ignored: bool
     batch_columns: list[list[str]]
-    definition: dict[str, Any]
+    definition: RunDefinition
     state: Optional[dict[str, Any]]
     adopting: bool
     file_format: str
@@ -57,11 +60,7 @@ class RunStart:
     redelivery: dict[str, Any]
     collapsed: Optional[int]
     truncates: Optional[int]
-    plan: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A copy Jinja may change (the run's later phases add to its definition)."""
-        return asdict(self)
+    plan: RunPlan
 
 
 def failure_phase(value: Any) -> Optional[str]:

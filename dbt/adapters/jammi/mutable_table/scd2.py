@@ -1,7 +1,7 @@
 """SCD Type 2: what the change-set planner needs to know, decided in Python.
 
 The planner itself is one SQL query (``get_scd2_change_set_sql``); this module turns a
-mutable_table definition (the dict ``adapter.mutable_table_definition`` returns) into
+mutable_table definition (the dict ``run_config.run_definition`` returns) into
 the quoted column lists and options that query is emitted from, so the Jinja only loops.
 """
 

@@ -24,7 +24,10 @@ _SPARK_MAJOR = re.compile(r"^\s*(\d+)\.")
 
 @dataclass(frozen=True)
 class FormatEvolution:
-    """What a stored table can change about its schema in place."""
+    """What a stored table can change about its schema in place: a rewrite format's
+    (parquet, orc) only adds columns; the metastore keeps its columns' types and cannot
+    drop one. Each MERGE format's class below says what it changes besides
+    (table_format.py chooses the class)."""
 
     file_format: str
     # Delta: type widening is on for the table (its property, or the model's
@@ -39,18 +42,9 @@ class FormatEvolution:
         """Whether the stored column's type becomes ``batch_type`` in place, every
         stored value kept exactly."""
         stored, batch = normalize_type(stored_type), normalize_type(batch_type)
-        if stored == batch:
-            return False
-        if self.file_format == "iceberg":
-            return _iceberg_promotion(stored, batch)
-        if self.file_format == "delta" and self.type_widening:
-            if _integer_widening(stored, batch):
-                return self.delta_4 or batch != "bigint"
-            return self.delta_4 and (
-                (stored == "float" and batch == "double")
-                or (stored in _INTEGER_ORDER[:3] and batch == "double")
-                or _decimal_widening(stored, batch)
-            )
+        return stored != batch and self._promotes(stored, batch)
+
+    def _promotes(self, stored: str, batch: str) -> bool:
         return False
 
     def on_spark(self, spark_version: str) -> FormatEvolution:
@@ -60,28 +54,69 @@ class FormatEvolution:
 
     @property
     def adds_struct_fields(self) -> bool:
-        return self.file_format in ("delta", "iceberg")
+        return False
 
     @property
     def drops_columns(self) -> bool:
-        return self.file_format == "iceberg" or (
-            self.file_format == "delta" and self.column_mapping
-        )
+        return False
 
     def drop_refusal_fix(self) -> str:
-        if self.file_format == "delta":
-            return (
-                f"set tblproperties {{'{COLUMN_MAPPING_PROPERTY}': 'name'}} on the model "
-                "(Delta drops a column only under column mapping, which upgrades the "
-                "table's protocol), keep the column (partial_updates: true keeps its "
-                "stored values), or rebuild the table with --full-refresh (needs config "
-                "full_refresh: true)"
-            )
         return (
             f"a {self.file_format} table's columns are kept by the metastore, which cannot "
             "drop one: keep the column (partial_updates: true keeps its stored values), or "
             "rebuild the table with --full-refresh (needs config full_refresh: true)"
         )
+
+
+@dataclass(frozen=True)
+class DeltaEvolution(FormatEvolution):
+    """Delta: types widen under type widening (beyond int and to double or a wider
+    decimal from Delta 4.0), struct fields are added, columns drop under column
+    mapping by name."""
+
+    def _promotes(self, stored: str, batch: str) -> bool:
+        if not self.type_widening:
+            return False
+        if _integer_widening(stored, batch):
+            return self.delta_4 or batch != "bigint"
+        return self.delta_4 and (
+            (stored == "float" and batch == "double")
+            or (stored in _INTEGER_ORDER[:3] and batch == "double")
+            or _decimal_widening(stored, batch)
+        )
+
+    @property
+    def adds_struct_fields(self) -> bool:
+        return True
+
+    @property
+    def drops_columns(self) -> bool:
+        return self.column_mapping
+
+    def drop_refusal_fix(self) -> str:
+        return (
+            f"set tblproperties {{'{COLUMN_MAPPING_PROPERTY}': 'name'}} on the model "
+            "(Delta drops a column only under column mapping, which upgrades the "
+            "table's protocol), keep the column (partial_updates: true keeps its "
+            "stored values), or rebuild the table with --full-refresh (needs config "
+            "full_refresh: true)"
+        )
+
+
+@dataclass(frozen=True)
+class IcebergEvolution(FormatEvolution):
+    """Iceberg: its type promotions, struct fields added, columns dropped."""
+
+    def _promotes(self, stored: str, batch: str) -> bool:
+        return _iceberg_promotion(stored, batch)
+
+    @property
+    def adds_struct_fields(self) -> bool:
+        return True
+
+    @property
+    def drops_columns(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
@@ -96,23 +131,6 @@ class SchemaEvolution:
 
     def __bool__(self) -> bool:
         return bool(self.widened or self.added_fields or self.dropped)
-
-
-def format_evolution(
-    file_format: str,
-    table_properties: Mapping[str, str],
-    model_tblproperties: Optional[Mapping[str, str]],
-) -> FormatEvolution:
-    """What the table can change, from its properties and the model's tblproperties
-    (set before the run writes)."""
-    properties = {**table_properties, **(model_tblproperties or {})}
-    file_format = str(file_format).lower()
-    return FormatEvolution(
-        file_format=file_format,
-        type_widening=file_format == "delta"
-        and str(properties.get(TYPE_WIDENING_PROPERTY, "")).lower() == "true",
-        column_mapping=str(properties.get(COLUMN_MAPPING_PROPERTY, "")).lower() == "name",
-    )
 
 
 def struct_fields(spark_type: str) -> Optional[list[tuple[str, str]]]:

@@ -15,6 +15,7 @@ from dbt.adapters.jammi.mutable_table.rules.changelog import (
     PUBLISHED_PROPERTY,
     first_version_of_new_table,
 )
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 REGISTRY_IDENTIFIER = "mutable_tables"
 
@@ -45,10 +46,7 @@ def properties_clause(
     if first and definition.get("changelog"):
         pairs.append(("jammi.changelog_since", str(first_version_of_new_table(file_format))))
         created_tag = (definition.get("changelog_topic") or {}).get("created_tag")
-        if file_format == "delta":
-            pairs.append(("delta.enableChangeDataFeed", "true"))
-        elif created_tag:
-            pairs.append(("jammi.changelog_created_by", str(created_tag)))
+        pairs += table_format(file_format).changelog_properties(created_tag)
     pairs += [
         (table_properties.PROP_KIND, "mutable_table"),
         ("jammi.file_format", file_format),
@@ -68,7 +66,7 @@ def properties_clause(
 
 
 def create_registry_sql(registry: str, file_format: str) -> str:
-    using = "delta" if file_format == "delta" else "parquet"
+    using = table_format(file_format).registry_using
     return (
         f"create table if not exists {registry} (\n"
         "    table_id string,\n"

@@ -1,6 +1,6 @@
 """The statements of a topic's registration: the ``topics`` registry, a topic's backing
 table, its staged registry row and the view named after the model (docs/topic.md,
-"Registration"). topic_adapter.py runs them in the order registration.py describes.
+"Registration"). registry_service.py runs them in the order registration.py describes.
 
 A topic here is the mapping a registry row or ``TopicDefinition.to_dict`` gives:
 ``topic_id``, ``name``, ``backing_table``, ``columns`` ([name, type] pairs),

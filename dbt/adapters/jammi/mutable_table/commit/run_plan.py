@@ -26,17 +26,14 @@ Checks (duplicate and NULL keys, version order) run in exactly one place:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.jammi.mutable_table.commit.iceberg_merge import counts_in_snapshot
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import (
-    MERGE_FORMATS,
-    merges_batch,
-    plans_checked_batch,
-)
+from dbt.adapters.jammi.mutable_table.commit.merge_commit import merges_batch, plans_checked_batch
 from dbt.adapters.jammi.mutable_table.redelivery import DUPLICATE_KINDS
 from dbt.adapters.jammi.mutable_table.rules.tombstones import retention_ms
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 # How many times an existing table's run plans and commits before it gives up on
 # concurrent commits (a first run's CREATE is its claim: one attempt).
@@ -60,9 +57,6 @@ class RunPlan:
     # identical rows collapsed (at-least-once delivery, redelivery.py)
     collapse_on: tuple[str, ...] = DUPLICATE_KINDS
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def plan_run(
     definition: Mapping[str, Any],
@@ -74,7 +68,8 @@ def plan_run(
     """The run's plan. ``existing``: the table exists and is kept (not rebuilt);
     ``writes_first``: what the run writes before its plan, by name (true ones count);
     ``spark_version``: the session's (an Iceberg MERGE reports counts from Spark 4.1)."""
-    merge = file_format in MERGE_FORMATS
+    stored_as = table_format(file_format)
+    merge = stored_as.applies_by_merge
     batch_merge = (
         existing
         and merges_batch(definition)
@@ -96,7 +91,9 @@ def plan_run(
     else:
         checks = "separate"
     unique_index = any(index.get("unique") for index in definition.get("indexes") or [])
-    counts_from_merge = existing and not unique_index and (file_format == "delta" or batch_merge)
+    counts_from_merge = (
+        existing and not unique_index and (stored_as.merge_reports_counts or batch_merge)
+    )
     attempts = COMMIT_ATTEMPTS if existing else 1
     return RunPlan(path, checks, counts_from_merge, attempts, writers, uses_merge=merge)
 
@@ -106,11 +103,7 @@ def batch_merges(definition: Mapping[str, Any], file_format: str, spark_version:
     ``merge_commit.merges_batch``): Delta always; Iceberg when its MERGE counts in its
     snapshot and nothing must commit with the MERGE on a branch (a changelog's events,
     tombstones)."""
-    if file_format == "delta":
-        return True
-    return (
-        file_format == "iceberg"
-        and counts_in_snapshot(spark_version)
-        and not definition.get("changelog")
-        and retention_ms(definition) is None
+    records_on_branch = bool(definition.get("changelog")) or retention_ms(definition) is not None
+    return table_format(file_format).takes_batch_merge(
+        counts_in_snapshot(spark_version), records_on_branch
     )

@@ -1,7 +1,7 @@
 """The commits that write a table's rows: a first run's create (every format) and the
 rewrite formats' next version (parquet, orc), each one protocol in Python. The
 materialization renders the next state (the planner's ``get_next_state_sql``) and calls
-it once (run_adapter.py); everything else, in order, is here.
+it once (apply_service.py); everything else, in order, is here.
 
 A rewrite commit writes the complete next version to a fresh directory
 ``<table base>/v<version>_<run id>`` (its version log row first, then the rows, the
@@ -14,24 +14,34 @@ a failing statement where a test asks, so the crash tests can stop a run at each
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
+from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, TableWrite
+from dbt.adapters.jammi.mutable_table.run_errors import failure_sql
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
-if TYPE_CHECKING:  # the adapter mixin that runs these protocols (it imports this module)
-    from dbt.adapters.jammi.mutable_table.apply_adapter import (
-        MutableApplyAdapterMixin as Applier,
-    )
+if TYPE_CHECKING:
+    from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
+    from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
+    from dbt.adapters.jammi.mutable_table.steps import StepRunner
+    from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
 
 Step = dict[str, Any]
 
 
-def failure_sql(phase: str) -> str:
-    """A statement that fails: the test hook's stop at ``phase``."""
-    return f"select raise_error('jammi_fail_at={phase}: injected failure')"
+@dataclass(frozen=True)
+class CommitParts:
+    """The services the protocols write through (given by apply_service.py): the kept
+    versions' log, the row rules' records, the all-or-nothing steps, the swap."""
+
+    versions: VersionsService
+    rules: RulesService
+    steps: StepRunner
+    commits: CommitService
 
 
 def staging_table_sql(staging: str, select_sql: str, properties: Mapping[str, str]) -> str:
@@ -134,57 +144,51 @@ def create_storage_table_as_sql(
 
 
 def commit_rewrite(
-    applier: Applier,
+    parts: CommitParts,
     run_sql: Callable[[str], Any],
-    definition: dict[str, Any],
-    target: Any,
-    change_set: Any,
-    next_state_sql: str,
-    file_format: str,
-    planned_location: str,
+    write: TableWrite,
+    attempt: Attempt,
     location: str,
-    fail_at: Optional[str],
-    cleanup: Sequence[str],
-    last_attempt: bool,
-    counts: Any,
-    invocation_id: str,
-    kind: str = "run",
-    tombstones_sql: Optional[str] = None,
 ) -> Optional[str]:
     """The next version of an existing parquet/orc table, written to ``location`` and
     swapped in. Returns ``location``, or None when the swap lost to a concurrent run and
     ``last_attempt`` is false (nothing committed: the caller re-plans). Any failure
     removes this run's directory and runs ``cleanup``; the table keeps its version."""
-    staged_paths = [applier.mutable_version_log_location(location)]
+    definition, target, file_format = write.definition, write.target, write.file_format
+    planned_location = str(attempt.planned_location)
+    fail_at, cleanup, change_set = attempt.fail_at, attempt.cleanup, attempt.change_set
+    staged_paths = [parts.versions.version_log_location(location)]
     steps: list[Step] = [
         {
-            "sql": applier.mutable_version_log_sql(
-                location, planned_location, counts, invocation_id, kind
+            "sql": parts.versions.version_log_sql(
+                location, planned_location, attempt.counts, attempt.invocation_id, attempt.kind
             ),
             "undo_paths": list(staged_paths),
         },
         {
-            "sql": write_version_sql(definition, location, file_format, next_state_sql, fail_at),
+            "sql": write_version_sql(definition, location, file_format, write.statement, fail_at),
             "undo_paths": [location],
         },
     ]
-    if tombstones_sql:
+    if attempt.tombstones_sql:
         steps.append(
             {
-                "sql": applier.mutable_tombstones_write_sql(location, file_format, tombstones_sql),
+                "sql": parts.rules.tombstones_write_sql(
+                    location, file_format, attempt.tombstones_sql
+                ),
                 "undo_paths": [location],
             }
         )
-    steps += applier.mutable_identity_mark_steps(
+    steps += parts.rules.identity_mark_steps(
         definition, target, change_set, location, planned_location
     )
     if definition.get("changelog_topic"):
-        stage = applier.changelog_stage_step(definition, target, change_set, location)
+        stage = parts.rules.changelog_stage_step(definition, target, change_set, location)
         staged_paths += stage.get("undo_paths") or []
         steps.append(stage)
     if fail_at == "before_commit":
         steps.append({"sql": failure_sql("before_commit")})
-    applier.mutable_execute_all_or_nothing(steps, cleanup)
+    parts.steps.all_or_nothing(steps, cleanup)
     if fail_at == "concurrent_commit":
         # the test hook: what another run committing between this plan and its commit does
         other = version_locations.next_location(planned_location, "concurrent")
@@ -193,30 +197,24 @@ def commit_rewrite(
             f"select * from {target}"
         )
         run_sql(f"alter table {target} set location {sql_string_literal(other)}")
-    committed = applier.mutable_commit_version(
+    committed = parts.commits.commit_version(
         target,
         planned_location,
         location,
         str(definition["table_id"]),
         cleanup,
-        last_attempt,
+        attempt.last_attempt,
         staged_paths,
     )
     return location if committed else None
 
 
 def create_steps(
-    applier: Applier,
-    definition: dict[str, Any],
-    target: Any,
-    change_set: Any,
-    first_state_sql: str,
-    file_format: str,
+    parts: CommitParts,
+    write: TableWrite,
+    attempt: Attempt,
     location: Optional[str],
     records: Mapping[str, str],
-    fail_at: Optional[str],
-    counts: Any,
-    invocation_id: str,
 ) -> list[Step]:
     """A first run's steps, all or nothing: the table (Delta and Iceberg: created with
     its rows, then laid out; parquet/orc: the version log row, the first version
@@ -224,11 +222,13 @@ def create_steps(
     over it), then the registry row. The CREATE TABLE is the claim on the name
     (``creates``): if another run created it first, the run fails saying so and undoes
     only its own steps."""
+    definition, target, file_format = write.definition, write.target, write.file_format
+    first_state_sql, change_set, fail_at = write.statement, attempt.change_set, attempt.fail_at
     drop_table = f"drop table if exists {target}"
     steps: list[Step] = []
-    if file_format in MERGE_FORMATS:
+    if table_format(file_format).applies_by_merge:
         if file_format == "iceberg" and definition.get("changelog_topic"):
-            steps += applier.changelog_create_steps(definition, target, change_set)
+            steps += parts.rules.changelog_create_steps(definition, target, change_set)
         steps.append(
             {
                 "sql": create_storage_table_as_sql(
@@ -251,13 +251,15 @@ def create_steps(
         # this run's version directory, then the table's base if that leaves it empty
         undo_paths = [
             location,
-            applier.mutable_version_log_location(location),
+            parts.versions.version_log_location(location),
             f"{base}/_jammi_versions/",
             f"{base}/",
         ]
         steps.append(
             {
-                "sql": applier.mutable_version_log_sql(location, None, counts, invocation_id),
+                "sql": parts.versions.version_log_sql(
+                    location, None, attempt.counts, attempt.invocation_id
+                ),
                 "undo_paths": undo_paths,
             }
         )
@@ -269,9 +271,9 @@ def create_steps(
                 "undo_paths": undo_paths,
             }
         )
-        steps += applier.mutable_identity_mark_steps(definition, None, change_set, location, None)
+        steps += parts.rules.identity_mark_steps(definition, None, change_set, location, None)
         if definition.get("changelog_topic"):
-            steps.append(applier.changelog_stage_step(definition, None, change_set, location))
+            steps.append(parts.rules.changelog_stage_step(definition, None, change_set, location))
         if fail_at == "before_commit":
             steps.append({"sql": failure_sql("before_commit")})
         steps.append(

@@ -40,6 +40,7 @@ from dbt.adapters.jammi.common.validation import require_bool
 from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
 from dbt.adapters.jammi.mutable_table import rule_columns
 from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.definition import default_topic_name
 from dbt.adapters.jammi.topic.publish import EVENT_COLUMNS, claim_partition_sql
@@ -190,7 +191,7 @@ def previous_in_plan(definition: Mapping[str, Any]) -> bool:
 def first_version_of_new_table(file_format: str) -> int:
     """The version a table created with ``changelog: true`` starts at (its first publish):
     Delta counts versions from 0, the rewrite formats from 1."""
-    return 0 if file_format == "delta" else 1
+    return table_format(file_format).first_version
 
 
 def staged_dir(topic_location: str, version_location: str) -> str:

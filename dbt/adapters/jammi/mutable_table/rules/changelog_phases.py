@@ -10,7 +10,7 @@ once; docs/changelog_topics.md):
   as published, ``changelog.PUBLISHED_PROPERTY``);
 - ``publish``, after the commit.
 
-rules_adapter.py runs them; the statements are changelog_sql.py's.
+rules_service.py runs them; the statements are changelog_sql.py's.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_sql
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.publish import offsets_from_partitions
 from dbt.adapters.jammi.topic.registration import is_not_found
 from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE, name_owner_sql
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
-
-FORMATS = ("delta", "iceberg", "parquet", "orc")
 
 logger = AdapterLogger("jammi")
 
@@ -40,7 +39,7 @@ def subject_of(definition: Mapping[str, Any]) -> str:
 
 
 def check_format(definition: Mapping[str, Any], file_format: str) -> None:
-    if file_format not in FORMATS:
+    if not table_format(file_format).keeps_changes:
         raise JammiValidationError(
             subject_of(definition),
             f"changelog: true needs file_format delta, iceberg, parquet or orc ({file_format} "

@@ -91,25 +91,19 @@ def numbered_from(
     run_sql: RunSql,
     definition: Mapping[str, Any],
     relation: Optional[str],
-    file_format: str,
-    location: Optional[str] = None,
+    committed_mark: Callable[[str], Optional[int]],
 ) -> Optional[int]:
     """Where a plan numbers new keys from: the greatest of the committed high-water mark
-    and the highest stored number; 0 for a new table (``relation`` None), None without an
-    identity column. ``location``: the version planned from (parquet/orc)."""
+    (``committed_mark`` of the table: its format's, format_reads.py) and the highest
+    stored number; 0 for a new table (``relation`` None), None without an identity
+    column."""
     column = definition.get("identity_column")
     if not column:
         return None
     if relation is None:
         return 0
     stored = run_sql(f"select max({q(column)}) from {relation}")
-    if file_format == "delta":
-        mark = delta_mark(run_sql, relation)
-    elif file_format == "iceberg":
-        mark = iceberg_mark(run_sql, relation)
-    else:
-        mark = version_mark(run_sql, location)
-    return identity.identity_from(stored[0][0] if stored else None, mark)
+    return identity.identity_from(stored[0][0] if stored else None, committed_mark(relation))
 
 
 def mark_write_sql(

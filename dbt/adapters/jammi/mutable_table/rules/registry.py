@@ -7,7 +7,7 @@ changelog of changes) and is one module of this folder holding:
 - ``definition_fields(opts, draft, subject)``: its options validated against the draft
   definition (columns, key, version column, tenant, history), as definition fields;
 - its planner contribution: the functions the change-set planner and the appliers call
-  (exposed to Jinja by rules/rules_adapter.py).
+  (reached from the run's phases through rules/rules_service.py).
 
 Adding a rule: write its module, add it to ``ROW_RULES`` (and its fields to
 ``MutableTableDefinition``), its test in tests/unit/mutable_table/, its doc in docs/.

@@ -20,14 +20,17 @@ macros; everything else is built here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.validation import quote_identifier as q
 from dbt.adapters.jammi.common.validation import sql_string_literal
-from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG
+from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG, committed_tags_sql
+from dbt.adapters.jammi.mutable_table.format_reads import delta_history
 from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.table_format import DeltaFormat, IcebergFormat, table_format
 from dbt.adapters.jammi.mutable_table.versions.version_reads import path_relation_sql
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
@@ -92,27 +95,22 @@ def prepare(
 ) -> dict[str, Any]:
     """The plan's tombstone values: ``tombstone_now_ms`` (when its deletes happen; with
     tombstones also the planner's ``now_ms``) and ``tombstones_from``, a query of the
-    keys' live tombstones or None. A MERGE format's tombstones count only when committed
-    (``merge_table``: the tombstone table if it exists; ``committed_tags``: what their
-    tags are ``in``); a rewrite format's are in the planned version's directory when
-    ``readable`` says it has them."""
+    keys' live tombstones or None (the format's class says where they are). A MERGE
+    format's tombstones count only when committed (``merge_table``: the tombstone table
+    if it exists; ``committed_tags``: what their tags are ``in``); a rewrite format's are
+    in the planned version's directory when ``readable`` says it has them."""
     values: dict[str, Any] = {"tombstones_from": None, "tombstone_now_ms": now}
     if tombstones.retention_ms(definition) is None or state is None:
         return values
     values["now_ms"] = now
-    live = live_predicate(definition, now)
-    columns = select_list(definition)
-    if file_format in ("delta", "iceberg"):
-        table = merge_table()
-        committed = committed_tags() if table is not None else ""
-        if committed:
-            values["tombstones_from"] = (
-                f"select {columns} from {table} where {live} and "
-                f"{tombstones.INVOCATION_COLUMN} in ({committed})"
-            )
-    elif readable(state["location"]):
-        source = path_relation_sql(file_format, tombstones.version_tombstone_dir(state["location"]))
-        values["tombstones_from"] = f"select {columns} from {source} where {live}"
+    values["tombstones_from"] = tombstone_store(file_format).live_sql(
+        TombstoneSource(
+            select_list(definition), live_predicate(definition, now), state.get("location")
+        ),
+        merge_table,
+        committed_tags,
+        readable,
+    )
     return values
 
 
@@ -181,18 +179,13 @@ def apply(
     Delta they are appended here, before the MERGE, and ``new`` is 0."""
     if tombstones.retention_ms(definition) is None or state is None:
         return {"sql": None, "new": 0}
-    if file_format == "delta":
-        prepare_merge_table(run_sql, definition, merge_table, file_format)
-        run_sql(append_sql(definition, merge_table, candidates_sql, invocation_id))
-        return {"sql": None, "new": 0}
-    new = int(run_sql(f"select count(*) from ({candidates_sql}) as c")[0][0])
-    if file_format == "iceberg":
-        branch_insert = None
-        if new > 0:
-            prepare_merge_table(run_sql, definition, merge_table, file_format)
-            branch_insert = append_sql(definition, merge_table, candidates_sql, HEAD_TAG)
-        return {"sql": None, "new": new, "branch_insert": branch_insert}
-    return {"sql": next_tombstones_sql(definition, candidates_sql), "new": new}
+    return tombstone_store(file_format).apply(
+        run_sql, definition, candidates_sql, merge_table, invocation_id
+    )
+
+
+def _new_count(run_sql: RunSql, candidates_sql: str) -> int:
+    return int(run_sql(f"select count(*) from ({candidates_sql}) as c")[0][0])
 
 
 def rollback_rewrite_sql(
@@ -218,3 +211,160 @@ def rollback_merge(run_sql: RunSql, table: Optional[str], later_tags: Sequence[s
         return
     tags = ", ".join(sql_string_literal(str(t)) for t in later_tags)
     run_sql(f"delete from {table} where {tombstones.INVOCATION_COLUMN} in ({tags})")
+
+
+def rollback_merge_tags(
+    file_format: str, history: Sequence[Mapping[str, Any]], version: int
+) -> list[str]:
+    """The tags of the tombstones written by the commits after ``version`` (a MERGE
+    format's): what a rollback to it stops counting. ``history`` is newest first and
+    holds ``version``."""
+    store = merge_tombstones(file_format)
+    tags: list[str] = []
+    for entry in history:
+        if int(entry["version"]) == int(version):
+            break
+        tag = store.tag_of(entry)
+        if tag and tag not in tags:
+            tags.append(str(tag))
+    return tags
+
+
+@dataclass(frozen=True)
+class TombstoneSource:
+    """What a plan's read of the live tombstones is made of: their columns, the live
+    test at the plan's clock, and the version the plan reads (a rewrite format's)."""
+
+    columns: str
+    live: str
+    location: Optional[str]
+
+
+class RewriteTombstones:
+    """parquet/orc: each version directory holds its complete live set
+    (``_jammi_tombstones``), written before the commit that swaps the version in."""
+
+    def __init__(self, file_format: str) -> None:
+        self.file_format = file_format
+
+    def live_sql(
+        self,
+        source: TombstoneSource,
+        merge_table: Callable[[], Optional[str]],
+        committed_tags: Callable[[], str],
+        readable: Callable[[str], bool],
+    ) -> Optional[str]:
+        """The keys' live tombstones as the plan reads them, or None when none count."""
+        if not readable(str(source.location)):
+            return None
+        found = path_relation_sql(
+            self.file_format, tombstones.version_tombstone_dir(str(source.location))
+        )
+        return f"select {source.columns} from {found} where {source.live}"
+
+    def apply(
+        self,
+        run_sql: RunSql,
+        definition: Mapping[str, Any],
+        candidates_sql: str,
+        merge_table: str,
+        invocation_id: str,
+    ) -> dict[str, Any]:
+        """The next version's complete live set, written with it by the commit."""
+        new = _new_count(run_sql, candidates_sql)
+        return {"sql": next_tombstones_sql(definition, candidates_sql), "new": new}
+
+
+class MergeTombstones(RewriteTombstones):
+    """A MERGE format: the tombstones are rows of ``<table>__jammi_tombstones``, each
+    tagged; a row counts once its tag names a commit of the table."""
+
+    def live_sql(
+        self,
+        source: TombstoneSource,
+        merge_table: Callable[[], Optional[str]],
+        committed_tags: Callable[[], str],
+        readable: Callable[[str], bool],
+    ) -> Optional[str]:
+        table = merge_table()
+        committed = committed_tags() if table is not None else ""
+        if not committed:
+            return None
+        return (
+            f"select {source.columns} from {table} where {source.live} and "
+            f"{tombstones.INVOCATION_COLUMN} in ({committed})"
+        )
+
+
+class DeltaTombstones(MergeTombstones):
+    """Tagged with the run's invocation id, appended before the MERGE: a run killed
+    before its MERGE leaves rows whose tag no commit names."""
+
+    def apply(
+        self,
+        run_sql: RunSql,
+        definition: Mapping[str, Any],
+        candidates_sql: str,
+        merge_table: str,
+        invocation_id: str,
+    ) -> dict[str, Any]:
+        prepare_merge_table(run_sql, definition, merge_table, self.file_format)
+        run_sql(append_sql(definition, merge_table, candidates_sql, invocation_id))
+        return {"sql": None, "new": 0}
+
+    def tag_of(self, entry: Mapping[str, Any]) -> Optional[str]:
+        """The tag of the tombstones a history entry's commit wrote."""
+        return entry.get("invocation_id")
+
+    @staticmethod
+    def committed_tags(run_sql: RunSql, relation: str) -> str:
+        """The invocations with a commit in the table's history, listed."""
+        return committed_tags(delta_history(run_sql, relation, 1_000_000))
+
+
+class IcebergTombstones(MergeTombstones):
+    """Appended by the branch commit after the MERGE into the run's branch, tagged with
+    the branch's snapshot (commit/branch_commit.py), whose id is the version."""
+
+    def apply(
+        self,
+        run_sql: RunSql,
+        definition: Mapping[str, Any],
+        candidates_sql: str,
+        merge_table: str,
+        invocation_id: str,
+    ) -> dict[str, Any]:
+        new = _new_count(run_sql, candidates_sql)
+        branch_insert = None
+        if new > 0:
+            prepare_merge_table(run_sql, definition, merge_table, self.file_format)
+            branch_insert = append_sql(definition, merge_table, candidates_sql, HEAD_TAG)
+        return {"sql": None, "new": new, "branch_insert": branch_insert}
+
+    def tag_of(self, entry: Mapping[str, Any]) -> Optional[str]:
+        return str(entry["version"])
+
+    @staticmethod
+    def committed_tags(run_sql: RunSql, relation: str) -> str:
+        """A query of the snapshots in the table's current ancestry."""
+        return committed_tags_sql(relation)
+
+
+def tombstone_store(file_format: str) -> RewriteTombstones:
+    """Where a table of ``file_format`` keeps its tombstones (a format dbt-jammi does not
+    know keeps them as a rewrite format does)."""
+    kind = table_format(file_format)
+    if isinstance(kind, DeltaFormat):
+        return DeltaTombstones(kind.name)
+    if isinstance(kind, IcebergFormat):
+        return IcebergTombstones(kind.name)
+    return RewriteTombstones(kind.name)
+
+
+def merge_tombstones(file_format: str) -> DeltaTombstones | IcebergTombstones:
+    """A MERGE format's tombstones; only they are tagged (a rewrite format's live set is
+    in each version)."""
+    store = tombstone_store(file_format)
+    if not isinstance(store, (DeltaTombstones, IcebergTombstones)):
+        raise ValueError(f"file_format {file_format} keeps its tombstones in its versions")
+    return store

@@ -32,7 +32,7 @@ own combining of a key's rows decides what a late row does).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
@@ -136,21 +136,6 @@ def committed_invocations(history: Iterable[Mapping[str, Any]]) -> list[str]:
     """The invocation ids with a commit in a Delta table's history (the tombstones they
     wrote count), sorted."""
     return sorted({str(e["invocation_id"]) for e in history if e.get("invocation_id")})
-
-
-def tags_after(history: Sequence[Mapping[str, Any]], version: int, file_format: str) -> list[str]:
-    """The tags of the tombstones written by the commits after ``version``: what a
-    rollback to it stops counting. ``history`` is newest first and holds ``version``.
-    Delta tags a tombstone with its run's invocation id; Iceberg with the snapshot that
-    committed it (commit/branch_commit.py), whose id is the version."""
-    tags: list[str] = []
-    for entry in history:
-        if int(entry["version"]) == int(version):
-            break
-        tag = str(entry["version"]) if file_format == "iceberg" else entry.get("invocation_id")
-        if tag and tag not in tags:
-            tags.append(str(tag))
-    return tags
 
 
 def path_missing(message: str) -> bool:

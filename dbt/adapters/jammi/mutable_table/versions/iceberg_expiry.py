@@ -37,9 +37,9 @@ from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import require_bool, sql_string_literal
 from dbt.adapters.jammi.mutable_table.run_errors import MutableRunError
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
 OPTION = "expire_snapshots"
-ICEBERG = "iceberg"
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 # older_than this far past the client's clock (module docstring)
 CLOCK_MARGIN_MS = 24 * 3600 * 1000
@@ -56,13 +56,10 @@ def validate_expire_snapshots(value: Any, subject: str) -> bool:
 
 def expiry_refusal(definition: Mapping[str, Any], file_format: str) -> Optional[tuple[str, str]]:
     """(problem, fix) when ``expire_snapshots`` is set on a table that is not Iceberg's."""
-    if not definition.get(OPTION) or file_format == ICEBERG:
+    stored_as = table_format(file_format)
+    if not definition.get(OPTION) or stored_as.expires_snapshots:
         return None
-    keeps = (
-        "a Delta table's storage is its VACUUM's"
-        if file_format == "delta"
-        else f"file_format {file_format} removes versions beyond versions_kept on every run"
-    )
+    keeps = stored_as.storage_kept_by()
     return (
         f"expire_snapshots: true is set with file_format {file_format}; it expires "
         f"Iceberg snapshots, and {keeps}",

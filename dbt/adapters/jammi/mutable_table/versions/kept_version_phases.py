@@ -1,7 +1,5 @@
 """The phases of the version operations (docs/versions.md), each one adapter call:
 
-- ``history``: the kept versions, newest first, from the format's own record (parquet/orc:
-  the version log; Delta: ``DESCRIBE HISTORY``; Iceberg: its snapshots);
 - ``kept_version``: which kept version a read of the past or a rollback names (a
   version number, or the version current at a time), checked to be kept, and the FROM
   item that reads its rows;
@@ -9,8 +7,9 @@
   the two ways a rollback applies them (Delta's and Iceberg's MERGE; the rewrite
   formats' change set).
 
-``versions_adapter`` runs them with its statement runner; ``version_reads`` and
-``kept_versions`` hold the SQL and the decisions.
+``versions_service`` runs them with its statement runner; ``version_reads`` and
+``kept_versions`` hold the SQL and the decisions, and ``format_reads`` a table's kept
+versions as its format records them.
 """
 
 from __future__ import annotations
@@ -22,52 +21,14 @@ from typing import Any, Callable, Optional
 
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine.describe import query_columns
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
+from dbt.adapters.jammi.mutable_table.format_reads import format_reads, version_records
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.versions import (
-    iceberg_snapshots,
     kept_versions,
     version_reads,
 )
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
-
-ICEBERG = "iceberg"
-_NO_PATH = ("PATH_NOT_FOUND", "Path does not exist", "does not exist")
-
-
-def version_records(run_sql: RunSql, current_location: str) -> list[kept_versions.VersionRecord]:
-    """The version log beside a parquet/orc table's version directories ([] when no
-    version was logged yet: a table made before the log existed)."""
-    base = current_location.rstrip("/").rsplit("/", 1)[0]
-    try:
-        rows = run_sql(kept_versions.read_log_sql(base))
-    except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-        if any(marker in str(exc) for marker in _NO_PATH):
-            return []
-        raise
-    return kept_versions.parse_log_rows(rows)
-
-
-def delta_history(run_sql: RunSql, relation: str, versions_kept: int) -> list[dict[str, Any]]:
-    return version_reads.delta_history_rows(run_sql(f"describe history {relation}"), versions_kept)
-
-
-def history(
-    run_sql: RunSql,
-    relation: str,
-    file_format: str,
-    location: Optional[str],
-    versions_kept: int,
-) -> list[dict[str, Any]]:
-    """The kept versions, newest first: [{version, committed_ms, inserts, updates,
-    deletes, invocation_id, current, location}]."""
-    if file_format == ICEBERG:
-        rows = run_sql(iceberg_snapshots.history_sql(relation))
-        return iceberg_snapshots.history_rows(rows, versions_kept)
-    if file_format in MERGE_FORMATS:
-        return delta_history(run_sql, relation, versions_kept)
-    records = version_records(run_sql, str(location))
-    return kept_versions.history_rows(records, str(location), versions_kept)
 
 
 def _millis_at(run_sql: RunSql, timestamp: Any) -> int:
@@ -98,15 +59,16 @@ def kept_version(
     if version is not None:
         version = version_reads.require_version(version, subject)
     records: Sequence[kept_versions.VersionRecord] = ()
-    if file_format in MERGE_FORMATS:
-        kept = history(run_sql, relation, file_format, location, versions_kept)
+    by_merge = table_format(file_format).applies_by_merge
+    if by_merge:
+        kept = format_reads(file_format, run_sql).history(relation, location, versions_kept)
     else:
         records = version_records(run_sql, str(location))
         kept = kept_versions.history_rows(records, str(location), versions_kept)
     if version is None:
         version = version_reads.version_at(kept, _millis_at(run_sql, timestamp), subject)
     version = version_reads.require_version(version, subject)
-    if file_format in MERGE_FORMATS:
+    if by_merge:
         version_reads.require_kept_delta_version(kept, version, subject)
         source = version_reads.delta_as_of_source(relation, version, None)
         return {"version": version, "history": kept, "source": source, "location": None}

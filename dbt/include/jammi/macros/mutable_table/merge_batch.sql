@@ -143,15 +143,14 @@ where {{ rules.decisions.changes_filter({
   {%- set changes_only = definition.hard_deletes == 'delete' and file_format == 'delta' -%}
   {%- set merge_sql = get_merge_batch_sql(definition, target_relation, batch_source, tenant, changes_only) -%}
   {%- set merged = adapter.mutable_commit('merge', definition, target_relation, file_format, merge_sql, {'fail_at': fail_at, 'last_attempt': last_attempt}) -%}
-  {%- if merged.get('rejected') in plan.collapse_on -%}
+  {%- if merged.rejected in plan.collapse_on -%}
     {#-- duplicate keys: the caller tries the batch with identical rows collapsed --#}
-    {{ return({'committed': false, 'rejected': merged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
-  {%- elif merged.get('rejected') -%}
+    {{ return(merged) }}
+  {%- elif merged.rejected -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, merged.rejected) -%}
   {%- endif -%}
-  {%- set outcome = {'committed': merged.committed, 'counts': merged.counts, 'run_relations': [], 'location': none} -%}
   {%- if merged.committed -%}
-    {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
+    {%- do publish_mutable_changelog(definition, target_relation, merged, fail_at) -%}
   {%- endif -%}
-  {{ return(outcome) }}
+  {{ return(merged) }}
 {%- endmacro %}

@@ -81,7 +81,7 @@
     {%- do adapter.drop_relation(replaced_view) -%}
   {%- endif -%}
   {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at) -%}
-  {%- if applied.outcome.get('rejected') -%}
+  {%- if applied.outcome.rejected -%}
     {#-- the statement that checks the batch on its way in found duplicate keys (nothing
          was written): if they are identical rows, the collapsed batch applies --#}
     {%- if batch_source == redelivery.collapsed_source -%}
@@ -91,11 +91,11 @@
     {%- set batch_source = checked.batch_source -%}
     {%- set collapsed = checked.collapsed -%}
     {%- set applied = apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, applied.state, file_format, tenant, run_id, fail_at) -%}
-    {%- if applied.outcome.get('rejected') -%}
+    {%- if applied.outcome.rejected -%}
       {%- do raise_mutable_batch_error(definition, batch_source, tenant, applied.outcome.rejected) -%}
     {%- endif -%}
   {%- endif -%}
-  {#-- 5. finish (run_adapter.py): the definition recorded on an existing table (and in
+  {#-- 5. finish (run_service.py): the definition recorded on an existing table (and in
        the registry when it changed), old versions swept, the run's relations dropped,
        Iceberg's snapshots beyond versions_kept expired (expire_snapshots), and the run's
        adapter_response with the table's version after it; then grants, docs, hooks --#}
@@ -115,10 +115,10 @@
      commit/run_plan.py). `fail_at` applies to the first attempt only. Returns {outcome,
      state}: plan_and_apply_mutable_batch's outcome and the state the last plan read. --#}
 {% macro apply_mutable_batch_replanning(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at=none) -%}
-  {%- set ns = namespace(outcome={'committed': false}, state=state) -%}
+  {%- set ns = namespace(outcome=adapter.mutable_outcome(false), state=state) -%}
   {%- set attempts = plan.attempts -%}
   {%- for attempt in range(attempts) -%}
-    {%- if not ns.outcome.committed and not ns.outcome.get('rejected') -%}
+    {%- if not ns.outcome.committed and not ns.outcome.rejected -%}
       {%- if attempt > 0 -%}
         {%- do log("mutable_table '" ~ definition.table_id ~ "': re-planning after a concurrent commit (attempt " ~ (attempt + 1) ~ " of " ~ attempts ~ ")", info=true) -%}
         {%- set ns.state = fetch_mutable_table_state(target_relation, adopt=ns.state.get('adoption')) -%}
@@ -137,7 +137,7 @@
      formats). --#}
 {% macro plan_and_apply_mutable_batch(plan, definition, batch_source, target_relation, state, file_format, tenant, run_id, fail_at, last_attempt, first_attempt=true) -%}
   {#-- the changelog repaired; the attempt's definition: its clock, its tombstone and
-       identity values (run_adapter.py) --#}
+       identity values (run_service.py) --#}
   {%- set definition = adapter.mutable_plan_prepare(definition, target_relation, state, file_format) -%}
   {%- set plan_target = target_relation if state is not none else none -%}
   {%- set use_merge = plan.uses_merge -%}
@@ -161,7 +161,7 @@
          duplicate keys the caller tries the batch with identical rows collapsed, else
          the error names the check, with samples --#}
     {%- if staged.rejected in plan.collapse_on -%}
-      {{ return({'committed': false, 'rejected': staged.rejected, 'counts': none, 'run_relations': [], 'location': none}) }}
+      {{ return(adapter.mutable_outcome(false, rejected=staged.rejected)) }}
     {%- endif -%}
     {%- do raise_mutable_batch_error(definition, batch_source, tenant, staged.rejected) -%}
   {%- endif -%}
@@ -171,27 +171,22 @@
   {%- if counts and counts.total > 0 -%}
     {%- do apply_unique_index_checks(definition, plan_target, change_set_relation, run_relations) -%}
   {%- endif -%}
-  {%- set outcome = {'committed': true, 'counts': counts, 'run_relations': run_relations, 'location': none} -%}
-  {#-- the commit phase, one call (adapter.mutable_commit, apply_adapter.py): the create
+  {#-- the commit phase, one call (adapter.mutable_commit, apply_service.py): the create
        (the CREATE TABLE is the claim on the name: if another run created the table
        first, this run fails clearly and undoes only what it did itself), a MERGE, or
        the rewrite formats' next version swapped in by compare-and-swap
        (commit/version_commit.py); on failure this run's own relations and version
        directory go, and the table keeps the version it had --#}
   {%- set attempt = {'fail_at': fail_at, 'last_attempt': last_attempt, 'change_set': change_set_relation, 'counts': counts, 'run_id': run_id, 'cleanup': cleanup, 'invocation_id': invocation_id} -%}
+  {%- set committed = adapter.mutable_outcome(true, counts) -%}
   {%- if state is none -%}
-    {%- do attempt.update({'registry_schema': config.get('registry_schema')}) -%}
-    {%- set committed = adapter.mutable_commit('create', definition, target_relation, file_format, get_next_state_sql(definition, none, change_set_relation), attempt) -%}
-    {%- do outcome.update({'location': committed.location}) -%}
+    {%- set committed = adapter.mutable_commit('create', definition, target_relation, file_format, get_next_state_sql(definition, none, change_set_relation), attempt, registry_schema=config.get('registry_schema')) -%}
   {%- elif use_merge and (counts_from_merge or counts.total > 0 or tombstones.new > 0) -%}
-    {%- do attempt.update({'tombstone_insert': tombstones.get('branch_insert')}) -%}
-    {%- set merged = adapter.mutable_commit('merge', definition, target_relation, file_format, get_merge_change_set_sql(definition, target_relation, change_set_relation), attempt) -%}
-    {%- do outcome.update({'committed': merged.committed, 'counts': merged.counts if counts_from_merge else counts}) -%}
+    {%- set committed = adapter.mutable_commit('merge', definition, target_relation, file_format, get_merge_change_set_sql(definition, target_relation, change_set_relation), attempt, tombstone_insert=tombstones.get('branch_insert')) -%}
   {%- elif counts.total > 0 or tombstones.new > 0 -%}
-    {%- do attempt.update({'planned_location': state.location, 'tombstones_sql': tombstones.sql}) -%}
-    {%- set committed = adapter.mutable_commit('rewrite', definition, target_relation, file_format, get_next_state_sql(definition, target_relation, change_set_relation), attempt) -%}
-    {%- do outcome.update({'committed': committed.committed, 'location': committed.location}) -%}
+    {%- set committed = adapter.mutable_commit('rewrite', definition, target_relation, file_format, get_next_state_sql(definition, target_relation, change_set_relation), attempt, planned_location=state.location, tombstones_sql=tombstones.sql) -%}
   {%- endif -%}
+  {%- set outcome = committed.with_run_relations(run_relations) -%}
   {%- if outcome.committed and (use_merge or outcome.location) -%}
     {%- do publish_mutable_changelog(definition, target_relation, outcome, fail_at) -%}
   {%- endif -%}

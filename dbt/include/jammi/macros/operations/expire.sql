@@ -18,7 +18,7 @@
   {%- set tenant = jammi_bound_tenant() -%}
   {#-- the recorded definition with this operation's ttl_ms, its changelog prepared (a
        changelog table publishes what it expires, like any committed version), and the
-       plan (run_adapter.py) --#}
+       plan (run_service.py) --#}
   {%- set expiry = adapter.mutable_expire_start(table, relation, state, ttl_ms, jammi_versions_kept_of(relation)) -%}
   {%- set definition = expiry.definition -%}
   {%- set plan = expiry.plan -%}

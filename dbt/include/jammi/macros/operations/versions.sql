@@ -80,11 +80,11 @@
   {%- do adapter.tenant_guard_trust(true) -%}
   {%- set definition = adapter.mutable_changelog_prepare(plan.definition, relation, state, file_format) -%}
   {%- if plan.uses_merge -%}
-    {#-- one call (run_adapter.py): the changelog repaired, the MERGE committed, later
+    {#-- one call (rollback_service.py): the changelog repaired, the MERGE committed, later
          tombstones dropped, the changelog published, snapshots expired --#}
     {%- set counts = adapter.mutable_rollback_merge(definition, relation, state, plan, model, plan.expire_snapshots) -%}
   {%- else -%}
-    {#-- one call (run_adapter.py): the changelog repaired, the difference staged and
+    {#-- one call (rollback_service.py): the changelog repaired, the difference staged and
          committed as a new version with the kept version's tombstones, published,
          recorded --#}
     {%- set run_id = plan.run_id -%}

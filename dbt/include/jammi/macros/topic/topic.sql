@@ -25,7 +25,7 @@
   {%- set backing = topic_backing_relation(target_relation, topic) -%}
 
   {#-- stage: write the batch to a fresh location that no reader can see yet, numbered
-       as the batch's size and the session allow (topic_adapter.py) --#}
+       as the batch's size and the session allow (topic_service.py) --#}
   {%- set staging = adapter.topic_prepare_staging(backing, topic, sql, definition) -%}
   {% call statement('main') -%}
     {{ get_stage_topic_batch_sql(staging, topic, sql, tenant, staging.row_index) }}

@@ -1,5 +1,5 @@
 {#-- The batch as it is staged, and how it is numbered. Where it is staged, retention and
-     the publish commit are the adapter's (topic/topic_adapter.py: topic_prepare_staging,
+     the publish commit are the adapter's (topic/topic_service.py: topic_prepare_staging,
      topic_apply_retention, topic_publish). --#}
 
 {#-- The batch with its engine columns: _row_idx is the 0-based position in the model's

@@ -3,7 +3,7 @@
      the model -- is one adapter call, adapter.topic_register (topic/registration.py says
      why it is race-free); the read macros find a topic's registry row through
      adapter.topic_registration, topic_events_read and topic_tail, which also set the
-     session up for topic reads (topic_adapter.topic_read_session). --#}
+     session up for topic reads (registry_service.py, read_session). --#}
 
 {% macro topic_backing_relation(relation, topic) -%}
   {{ return(api.Relation.create(database=relation.database, schema=relation.schema,

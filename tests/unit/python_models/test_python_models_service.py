@@ -8,28 +8,32 @@ from types import SimpleNamespace
 import pytest
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.python_models.python_models_adapter import (
-    PythonModelsAdapterMixin,
+from dbt.adapters.jammi.python_models.python_models_service import (
+    PythonModelsService,
     batch_view_name,
 )
 
 
-class Untouchable:
+class RemoteSql:
+    """The service's SQL interface over a SQL-only method: anything but the profile's
+    credentials fails the test."""
+
+    def __init__(self, method):
+        self.credentials = SimpleNamespace(method=method)
+
     def __getattr__(self, name):
         raise AssertionError(f"the connection was used ({name}) before the method check")
 
 
-class RemoteAdapter(PythonModelsAdapterMixin):
-    def __init__(self, method):
-        self.config = SimpleNamespace(credentials=SimpleNamespace(method=method))
-        self.connections = Untouchable()
+def RemoteAdapter(method):  # noqa: N802 - the service over a connection it must not touch
+    return PythonModelsService(RemoteSql(method))
 
 
 @pytest.mark.parametrize("method", ["thrift", "http", "odbc"])
 def test_a_python_model_over_sql_only_methods_stops_before_any_sql(method):
     model = {"name": "orders", "schema": "analytics", "alias": "orders"}
     with pytest.raises(JammiValidationError, match="method: session"):
-        RemoteAdapter(method).python_model_batch_sql(model, "def model(dbt, session): ...")
+        RemoteAdapter(method).batch_sql(model, "def model(dbt, session): ...")
 
 
 def test_batch_views_are_one_per_model_and_plain_identifiers():
@@ -42,6 +46,6 @@ def test_after_a_node_without_a_python_batch_no_spark_session_is_asked_for(monke
         raise AssertionError("a Spark session was asked for after a SQL model")
 
     monkeypatch.setattr(
-        "dbt.adapters.jammi.python_models.python_models_adapter._session", no_session
+        "dbt.adapters.jammi.python_models.python_models_service._session", no_session
     )
-    RemoteAdapter("thrift").python_model_drop_batch()  # post_model_hook of every node
+    RemoteAdapter("thrift").drop_batch()  # post_model_hook of every node

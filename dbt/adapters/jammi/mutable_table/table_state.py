@@ -1,23 +1,19 @@
-"""The mutable_table methods the Jinja materialization calls (``adapter.mutable_*``).
-
-Kept out of impl.py: JammiAdapter mixes this in (through ``MutableCommitAdapterMixin``,
-mutable_table/commit/commit_adapter.py, which adds the commit paths). Every method
-delegates to the module that decides (``run_config``, ``schema_reconciliation``,
-``table_properties``, ``version_locations``, ``run_errors``) or to ``engine/storage.py``
-(version directories).
-"""
+"""The stored table's service: what a run or an operation knows of an existing mutable
+table before it plans (one ``describe table extended``), a table another
+materialization built checked for adoption, how a table records itself in the
+registry, a batch check's failure with its samples, and the planner's answers. The
+face's ``adapter.mutable_table_state``, ``mutable_batch_failure``, ``mutable_planner``
+and ``mutable_full_refresh_allowed`` (impl.py) hand their calls here. Each method
+delegates to the module that decides (``run_config``, ``table_properties``,
+``table_records``, ``run_errors``, ``planner_rules``)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from dbt.adapters.base import available
-from dbt.adapters.events.logging import AdapterLogger
-
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.common.validation import sql_string_literal, validate_registry_schema
-from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
     hive_adoption,
@@ -27,25 +23,29 @@ from dbt.adapters.jammi.mutable_table import (
     table_records,
     tblproperties_config,
 )
-from dbt.adapters.jammi.mutable_table.commit import merge_commit, rewrite_commit
-from dbt.adapters.jammi.mutable_table.drift_adapter import MutableDriftAdapterMixin
+from dbt.adapters.jammi.mutable_table.drift_service import DriftService
 from dbt.adapters.jammi.mutable_table.planner_rules import PlannerRules, planner_rules
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 
-# A shared relation's create racing another run's create of it: tries in all.
-CREATE_RACE_ATTEMPTS = 4
-
-logger = AdapterLogger("Jammi")
-
-# A rewrite run that loses its commit to a concurrent run re-plans this many times in all.
-RETRY_PAUSE_S = 0.5
+# dbt-spark's columns of a ``describe table extended`` already run: (relation, its rows)
+ParseDescribe = Callable[[Any, Any], list[Any]]
 
 
-class MutableTableAdapterMixin(MutableDriftAdapterMixin):
-    """``adapter.mutable_*`` methods; mixed into JammiAdapter."""
+class TableStateService:
+    """``parse_describe``: the adapter's ``parse_describe_extended``; ``hidden_columns``:
+    columns dbt-spark leaves out of a table's (Hudi's metadata)."""
 
-    config: Any
+    def __init__(
+        self,
+        sql: SqlSession,
+        drift: DriftService,
+        parse_describe: ParseDescribe,
+        hidden_columns: Sequence[str] = (),
+    ) -> None:
+        self.sql, self.drift = sql, drift
+        self.parse_describe, self.hidden_columns = parse_describe, tuple(hidden_columns)
 
-    def mutable_table_records(
+    def table_records(
         self,
         definition: Mapping[str, Any],
         relation: Any,
@@ -56,8 +56,8 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         """How a table being created or adopted records itself (table_records.py): the
         registry's ``create_registry`` (if not exists) and its ``register`` row, and the
         new table's ``properties`` clause (the rewrite formats start at version 1)."""
-        registry = str(self._mutable_registry_relation(relation, registry_schema, definition))
-        first_version = None if file_format in merge_commit.MERGE_FORMATS else 1
+        registry = str(self.registry_relation(relation, registry_schema, definition))
+        first_version = None if table_format(file_format).applies_by_merge else 1
         return {
             "create_registry": table_records.create_registry_sql(registry, file_format),
             "register": table_records.registry_row_sql(
@@ -68,7 +68,7 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             ),
         }
 
-    def _mutable_registry_relation(
+    def registry_relation(
         self, relation: Any, registry_schema: Optional[str], definition: Any = None
     ) -> Any:
         """The ``mutable_tables`` registry: in the table's schema unless config
@@ -82,14 +82,13 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
 
     # --- run options -------------------------------------------------------------
 
-    @available
-    def mutable_full_refresh_allowed(self, flag: Any, config_value: Any) -> bool:
+    @staticmethod
+    def full_refresh_allowed(flag: Any, config_value: Any) -> bool:
         return run_config.full_refresh_allowed(flag, config_value)
 
     # --- locations and versions --------------------------------------------------
 
-    @available
-    def mutable_table_state(
+    def table_state(
         self,
         relation: Any,
         subject: Optional[str] = None,
@@ -107,7 +106,7 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         clear error (``subject``: the operation that met it). A definition Spark redacted
         (written before the hex encoding) is read from the registry
         (``registry_schema``), and the run rewrites the property."""
-        described = self._execute_trusted(f"describe table extended {relation}")
+        described = self.sql.trusted(f"describe table extended {relation}")
         rows = result_rows(described)
         properties = table_properties.describe_properties(rows)
         ours = properties.get("jammi.kind") == "mutable_table"
@@ -139,10 +138,10 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
     ) -> Optional[dict[str, Any]]:
         """The latest definition the registry holds for ``relation``, or None."""
         schema = validate_registry_schema(registry_schema, subject) or str(relation.schema)
-        if not self._table_listed(f"{schema}.{table_records.REGISTRY_IDENTIFIER}"):
+        if not self.sql.table_listed(f"{schema}.{table_records.REGISTRY_IDENTIFIER}"):
             return None
-        registry = self._mutable_registry_relation(relation, schema)
-        rows = self._run_sql(
+        registry = self.registry_relation(relation, schema)
+        rows = self.sql.rows(
             f"select definition from {registry} where relation = "
             f"{sql_string_literal(str(relation))} order by registered_at desc limit 1"
         )
@@ -155,19 +154,18 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         connection may still hold the table resolved at an older version (another
         connection committed since, or this run re-plans after losing its commit): it
         reads from here on what the metastore points at now."""
-        if file_format in merge_commit.MERGE_FORMATS:
+        if file_format is not None and table_format(file_format).applies_by_merge:
             return None
         location = table_properties.describe_location(rows)
         if location:
-            self._execute_trusted(f"refresh table {relation}")
+            self.sql.trusted(f"refresh table {relation}")
         return location
 
     def _describe_columns(self, relation: Any, described: Any) -> list[Any]:
         """dbt-spark's columns of a ``describe table extended`` already run (what
         ``get_columns_in_relation`` returns)."""
-        columns = self.parse_describe_extended(relation, described.rows)  # type: ignore[attr-defined]
-        hudi = getattr(self, "HUDI_METADATA_COLUMNS", ())
-        return [c for c in columns if c.name not in hudi]
+        columns = self.parse_describe(relation, described.rows)
+        return [c for c in columns if c.name not in self.hidden_columns]
 
     def _adopted_table_state(
         self,
@@ -191,7 +189,7 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
                 "columns": [],
             }
         columns = self._describe_columns(relation, described)
-        plan = self._adoption_plan(
+        plan = self.drift.adoption_plan(
             model_name,
             relation,
             adopt["definition"],
@@ -221,21 +219,9 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
             "adoption_plan": plan,
         }
 
-    # --- file system (embedded session only) ------------------------------------
-
-    def mutable_remove_path(self, path: str) -> bool:
-        if not self._has_local_filesystem():
-            return False
-        return storage.remove(path)
-
-    def mutable_remove_empty_dir(self, path: str) -> bool:
-        """Remove a directory that holds nothing (what a failed CTAS leaves)."""
-        return self._has_local_filesystem() and storage.remove_if_empty(path)
-
     # --- errors --------------------------------------------------------------------
 
-    @available
-    def mutable_batch_failure(
+    def batch_failure(
         self,
         model_name: str,
         checks: Sequence[Mapping[str, Any]],
@@ -251,108 +237,23 @@ class MutableTableAdapterMixin(MutableDriftAdapterMixin):
         for position, check in enumerate(checks):
             sql = str(check["sql"])
             if check.get("unplanned"):
-                table = self._run_query_without_constraint_propagation(sql)
+                table = self.sql.without_constraint_propagation(sql)
             else:
-                table = self.execute(sql, fetch=True)[1]  # type: ignore[attr-defined]
+                table = self.sql.execute(sql, fetch=True)[1]
             rows = result_rows(table)
             last = position == len(checks) - 1
             if rows or (last and fallback_kind):
                 for statement in cleanup:
-                    self._execute_trusted(statement)
+                    self.sql.trusted(statement)
                 kind = str(check["kind"]) if rows else str(fallback_kind)
                 columns = list(getattr(table, "column_names", []) or [])
                 run_errors.batch_error(model_name, kind, rows, columns, check.get("detail", ""))
         return ""
 
-    # --- all-or-nothing registration ----------------------------------------------
-
-    def mutable_execute_all_or_nothing(
-        self, steps: Sequence[Mapping[str, Any]], cleanup: Sequence[str] = ()
-    ) -> None:
-        """Run each step's ``sql`` in order. If one fails, undo only what this run did:
-        in reverse order, each *completed* step's ``undo_sql`` (so a ``CREATE TABLE``
-        that failed because the table exists never leads to dropping that table), and
-        each *started* step's ``undo_paths`` (directories named after this run, which a
-        failed write may have filled partly); then every ``cleanup`` statement (this
-        run's own relations), then re-raise. A step with ``creates`` names the relation
-        it creates: if another run created it first, the error says so."""
-        execute = self.execute  # type: ignore[attr-defined]  # SQLAdapter.execute
-        started: list[Mapping[str, Any]] = []
-        try:
-            for step in steps:
-                started.append(step)
-                if step.get("tolerate_exists"):
-                    self._create_if_not_exists(step["sql"])
-                else:
-                    execute(step["sql"], fetch=True)
-        except BaseException as exc:
-            failed = started[-1] if started else {}
-            for step in reversed(started):
-                undo_sql = step.get("undo_sql") if step is not failed else None
-                for undo in [undo_sql] if undo_sql else []:
-                    self._best_effort(lambda sql=undo: execute(sql))
-                for path in step.get("undo_paths") or ():
-                    self._best_effort(lambda p=path: self._remove_if_ours(p))
-            self._run_cleanup(cleanup)
-            created = failed.get("creates")
-            if created:
-                reason = merge_commit.lost_create_message(
-                    str(created), str(exc), lambda: self._table_listed(str(created))
-                )
-                if reason:
-                    raise run_errors.MutableRunError(reason) from exc
-            raise
-
-    def _table_listed(self, relation: str) -> bool:
-        schema, _, identifier = relation.rpartition(".")
-        found = self._run_sql(f"show tables in {schema} like {sql_string_literal(identifier)}")
-        return any(str(row[1]).lower() == identifier.lower() for row in found if len(row) > 1)
-
-    def _create_if_not_exists(self, sql: str) -> None:
-        """A ``create ... if not exists`` of a relation runs share (the registry), racing
-        another run's create of it: Spark may still report that it exists, and Delta
-        refuses the second of two concurrent creates (a conflict on the new log's first
-        commit, or the other run's files already at the location) -- then the other
-        run's create is finishing, and the statement is repeated until it is a no-op."""
-        for attempt in range(CREATE_RACE_ATTEMPTS):
-            try:
-                self.execute(sql, fetch=True)  # type: ignore[attr-defined]
-                return
-            except Exception as exc:
-                message = str(exc)
-                if rewrite_commit.already_exists(message):
-                    return
-                racing = merge_commit.is_commit_conflict(message)
-                if not (racing or merge_commit.NON_EMPTY_LOCATION in message):
-                    raise
-                if attempt == CREATE_RACE_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.5 * (attempt + 1))
-
-    def _run_cleanup(self, cleanup: Sequence[str]) -> None:
-        for sql in cleanup:
-            self._best_effort(lambda s=sql: self.execute(s))  # type: ignore[attr-defined]
-
-    @staticmethod
-    def _best_effort(action: Any) -> None:
-        try:
-            action()
-        except Exception as exc:  # noqa: BLE001 - keep undoing
-            logger.warning(f"mutable_table: undo step failed: {exc}")
-
-    def _remove_if_ours(self, path: str) -> None:
-        """Remove a version directory; a base directory only when empty (``path`` ending
-        in ``/`` means: the directory, if nothing is left in it)."""
-        if path.endswith("/"):
-            if self._has_local_filesystem():
-                storage.remove_if_empty(path.rstrip("/"))
-        else:
-            self.mutable_remove_path(path)
-
     # --- the planners: the rules' parts of the change set, scd2's intervals -------------
 
-    @available
-    def mutable_planner(self, definition: Mapping[str, Any]) -> PlannerRules:
+    @staticmethod
+    def planner(definition: Mapping[str, Any]) -> PlannerRules:
         """What the planner macros ask about the attempt's definition (planner_rules.py):
         a key's actions, tombstones, TTL, merge functions' sums, the identity guard, the
         changelog's stored values, the batch checks' errors, scd2's inputs."""

@@ -1,9 +1,9 @@
-"""The mutable_table steps about a batch that drifts from the stored table: its schema
-against the stored one and what evolves in place (schema_reconciliation,
-schema_evolution), values a narrower column must hold exactly (exact_casts), and a table
-another materialization built (adoption). The run's start calls them
-(run_adapter.py); Jinja calls ``adapter.mutable_evolve_schema``. Mixed into
-JammiAdapter through ``MutableTableAdapterMixin`` (table_adapter.py)."""
+"""The service for a batch that drifts from the stored table: its schema against the
+stored one and what evolves in place (schema_reconciliation, schema_evolution), values a
+narrower column must hold exactly (exact_casts), and a table another materialization
+built (adoption). The run's start and the stored table's state call it (run_service.py,
+table_state.py); the face's ``adapter.mutable_evolve_schema`` (impl.py) hands its call
+here."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, Optional
 
-from dbt.adapters.base import available
-
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.engine.describe import result_rows
 from dbt.adapters.jammi.mutable_table import (
     adoption,
@@ -24,12 +22,17 @@ from dbt.adapters.jammi.mutable_table import (
     schema_reconciliation,
 )
 from dbt.adapters.jammi.mutable_table.definition_change import check_definition_change
+from dbt.adapters.jammi.mutable_table.session_formats import SessionFormats
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.table_properties import describe_location
 from dbt.adapters.jammi.mutable_table.version_locations import new_run_id
 
 
-class MutableDriftAdapterMixin(StatementsMixin):
-    """``adapter.mutable_*`` methods for a drifting batch."""
+class DriftService:
+    """``formats``: the session's (what ``auto`` resolves to, for an adoption)."""
+
+    def __init__(self, sql: SqlSession, formats: SessionFormats) -> None:
+        self.sql, self.formats = sql, formats
 
     # --- definition after a schema change -------------------------------------
 
@@ -63,12 +66,12 @@ class MutableDriftAdapterMixin(StatementsMixin):
         )
         evolution = None
         if stored_file_format:
-            evolution = schema_evolution.format_evolution(
-                stored_file_format, table_properties or {}, batch_definition.get("tblproperties")
+            evolution = table_format(stored_file_format).evolution(
+                table_properties or {}, batch_definition.get("tblproperties")
             )
             if evolution.type_widening:
                 # Delta widens beyond tinyint -> smallint -> int from 4.0 (Spark 4)
-                evolution = evolution.on_spark(self._spark_version())
+                evolution = evolution.on_spark(self.sql.spark_version())
         result = schema_reconciliation.reconcile_schema(
             model_name, batch_definition, pairs, evolution
         )
@@ -82,21 +85,20 @@ class MutableDriftAdapterMixin(StatementsMixin):
             "dropped": result.evolution.dropped,
         }
 
-    @available
-    def mutable_evolve_schema(self, model_name: str, statements: Sequence[str]) -> None:
+    def evolve_schema(self, model_name: str, statements: Sequence[str]) -> None:
         """Run the in-place schema changes (get_schema_evolution_sql), in order; a change
         the table's metastore refuses fails the run with the fix
         (schema_evolution.metastore_refusal)."""
         for sql in statements:
             try:
-                self._execute_trusted(sql)
+                self.sql.trusted(sql)
             except Exception as error:
                 refusal = schema_evolution.metastore_refusal(model_name, str(error))
                 if refusal is None:
                     raise
                 raise refusal from None
 
-    def _reconciled_schema(
+    def reconciled_schema(
         self,
         model_name: str,
         batch_definition: Mapping[str, Any],
@@ -114,7 +116,7 @@ class MutableDriftAdapterMixin(StatementsMixin):
             state["table_properties"],
         )
 
-    def _check_exact_values(
+    def check_exact_values(
         self,
         model_name: str,
         definition: Mapping[str, Any],
@@ -131,12 +133,12 @@ class MutableDriftAdapterMixin(StatementsMixin):
         checks = exact_casts.value_checks(checked_casts, file_format, columns)
         if not checks:
             return
-        rows = self._run_sql(exact_casts.value_check_sql(checks, batch_source))
+        rows = self.sql.rows(exact_casts.value_check_sql(checks, batch_source))
         error = exact_casts.value_check_error(model_name, checks, rows)
         if error is not None:
             raise error
 
-    def _adoption_plan(
+    def adoption_plan(
         self,
         model_name: str,
         relation: Any,
@@ -160,9 +162,9 @@ class MutableDriftAdapterMixin(StatementsMixin):
             adoption.describe_partitioned(rows),
             requested_file_format,
             bound_tenant,
-            self.resolve_file_format("auto", model_name),  # type: ignore[attr-defined]
+            self.formats.resolve("auto", model_name),
         )
-        if plan.from_hive and self._table_listed(hive_adoption.kept_name(str(relation))):  # type: ignore[attr-defined]
+        if plan.from_hive and self.sql.table_listed(hive_adoption.kept_name(str(relation))):
             raise JammiValidationError(
                 f"mutable_table '{model_name}'",
                 f"{relation} is a Hive-format table, whose rows adoption rewrites as "
@@ -170,7 +172,7 @@ class MutableDriftAdapterMixin(StatementsMixin):
                 f"{hive_adoption.kept_name(str(relation))}; a table of that name exists",
                 f"rename or drop {hive_adoption.kept_name(str(relation))}",
             )
-        violations = result_rows(self._run_sql(plan.violations_sql))
+        violations = result_rows(self.sql.rows(plan.violations_sql))
         error = adoption.key_violations_error(model_name, str(relation), plan.key, violations)
         if error is not None:
             raise error

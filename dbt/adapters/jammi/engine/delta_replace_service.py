@@ -1,14 +1,12 @@
-"""The engine wing's face toward Jinja: ``adapter.delta_replace_plan``, how
-`jammi__create_table_as` rebuilds a delta table (engine/delta_replace.py decides)."""
+"""The engine wing's service: how `jammi__create_table_as` rebuilds a delta table
+(``adapter.delta_replace_plan`` on the face, impl.py; engine/delta_replace.py decides)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from dbt.adapters.base import available
-
-from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.engine.delta_replace import (
     REPLACE_AS_SELECT,
     column_list_sql,
@@ -22,11 +20,11 @@ from dbt.adapters.jammi.engine.delta_replace import (
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 
 
-class DeltaReplaceAdapterMixin(StatementsMixin):
-    """``adapter.delta_replace_plan``: how `jammi__create_table_as` rebuilds a delta table."""
+class DeltaReplaceService:
+    def __init__(self, sql: SqlSession) -> None:
+        self.sql = sql
 
-    @available
-    def delta_replace_plan(
+    def plan(
         self,
         relation: Any,
         compiled_code: str,
@@ -42,12 +40,12 @@ class DeltaReplaceAdapterMixin(StatementsMixin):
         contract, its columns in the contract's order (``contract_columns``), as the
         contract's subquery selects them. The table's columns and partitioning are the
         adapter's own reads."""
-        if not replace_as_select_unsupported(self._spark_version()):  # type: ignore[attr-defined]
+        if not replace_as_select_unsupported(self.sql.spark_version()):
             return {"mode": REPLACE_AS_SELECT, "column_list": ""}
-        _, described = self.execute(f"describe query {compiled_code}", fetch=True)  # type: ignore[attr-defined]
+        _, described = self.sql.execute(f"describe query {compiled_code}", fetch=True)
         columns = contract_ordered(query_columns(result_rows(described)), contract_columns)
-        stored = table_columns(result_rows(self._execute_trusted(f"describe table {relation}")))
-        detail = self._execute_trusted(f"describe detail {relation}")
+        stored = table_columns(result_rows(self.sql.trusted(f"describe table {relation}")))
+        detail = self.sql.trusted(f"describe detail {relation}")
         mode = replace_mode(
             columns,
             stored,

@@ -1,20 +1,22 @@
-"""Jinja-facing helpers of the per-row rules: TTL (``mutable_table/rules/ttl.py``),
-tombstones (``mutable_table/rules/tombstones.py``) and the identity column's high-water
-mark (``mutable_table/rules/identity.py``)."""
+"""The row rules' service: what a run's phases ask of the rules that keep records of
+their own, each deciding in its module: tombstones (``rules/tombstone_phases.py``), the
+identity column's high-water mark (``rules/identity_phases.py``) and the changelog
+(``rules/changelog_phases.py``, its topic registered through the topic registry's
+service). The face's ``adapter.mutable_tombstones_apply`` and ``changelog_publish``
+(impl.py) hand their calls here; the run's start, the attempts and the commits use it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.clock import now_ms
+from dbt.adapters.jammi.common.relations import Relations
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.mutable_table import version_locations
-from dbt.adapters.jammi.mutable_table.commit import branch_commit
-from dbt.adapters.jammi.mutable_table.commit.merge_commit import MERGE_FORMATS
-from dbt.adapters.jammi.mutable_table.commit.version_commit import failure_sql
+from dbt.adapters.jammi.mutable_table.format_reads import format_reads
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
     changelog_iceberg,
@@ -23,17 +25,26 @@ from dbt.adapters.jammi.mutable_table.rules import (
     tombstone_phases,
     tombstones,
 )
-from dbt.adapters.jammi.mutable_table.versions import kept_version_phases
+from dbt.adapters.jammi.mutable_table.run_errors import failure_sql
+from dbt.adapters.jammi.mutable_table.table_format import table_format
+from dbt.adapters.jammi.topic.definition import TopicDefinition
+from dbt.adapters.jammi.topic.registry_service import TopicRegistryService
 from dbt.adapters.jammi.topic.registry_sql import stored_columns
-from dbt.adapters.jammi.topic.topic_adapter import TopicAdapterMixin
 
 logger = AdapterLogger("Jammi")
 
 
-class MutableRulesAdapterMixin(TopicAdapterMixin):
+class RulesService:
+    """``topic_registry``: where a changelog registers its topic."""
+
+    def __init__(
+        self, sql: SqlSession, relations: Relations, topic_registry: TopicRegistryService
+    ) -> None:
+        self.sql, self.relations, self.topic_registry = sql, relations, topic_registry
+
     # --- tombstones (rules/tombstones.py) -------------------------------------------
 
-    def mutable_tombstones_prepare(
+    def tombstones_prepare(
         self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
         """Before a plan: where it reads the keys' live tombstones from, and its clock
@@ -49,8 +60,7 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             lambda location: self._tombstones_readable(file_format, location),
         )
 
-    @available
-    def mutable_tombstones_apply(
+    def tombstones_apply(
         self,
         definition: Mapping[str, Any],
         relation: Any,
@@ -60,17 +70,15 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         invocation_id: str,
     ) -> dict[str, Any]:
         """Before the commit: the tombstones the plan leaves (tombstone_phases.apply)."""
-        table = self._tombstone_relation(relation)
+        table = self.tombstone_relation(relation)
         return tombstone_phases.apply(
-            self._run_sql, definition, state, file_format, candidates_sql, str(table), invocation_id
+            self.sql.rows, definition, state, file_format, candidates_sql, str(table), invocation_id
         )
 
-    def mutable_tombstones_write_sql(
-        self, location: str, file_format: str, tombstones_sql: str
-    ) -> str:
+    def tombstones_write_sql(self, location: str, file_format: str, tombstones_sql: str) -> str:
         return tombstone_phases.write_sql(location, file_format, tombstones_sql)
 
-    def mutable_tombstones_rollback(
+    def tombstones_rollback(
         self,
         definition: Mapping[str, Any],
         relation: Any,
@@ -82,9 +90,9 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         """Rollback: the kept version's tombstones become the current ones. parquet/orc:
         the complete set the rollback's version carries (its statement); Delta and
         Iceberg: the tombstones of later commits stop counting (here; None)."""
-        if file_format in ("delta", "iceberg"):
-            later = tombstones.tags_after(history, to_version, file_format)
-            tombstone_phases.rollback_merge(self._run_sql, self._tombstone_table(relation), later)
+        if table_format(file_format).applies_by_merge:
+            later = tombstone_phases.rollback_merge_tags(file_format, history, to_version)
+            tombstone_phases.rollback_merge(self.sql.rows, self._tombstone_table(relation), later)
             return None
         return tombstone_phases.rollback_rewrite_sql(
             definition,
@@ -93,30 +101,29 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             lambda location: self._tombstones_readable(file_format, location),
         )
 
-    def _tombstone_relation(self, relation: Any) -> Any:
+    @staticmethod
+    def tombstone_relation(relation: Any) -> Any:
         identifier = tombstones.tombstone_table_identifier(relation.identifier)
         return relation.incorporate(path={"identifier": identifier})
 
     def _tombstone_table(self, relation: Any) -> Optional[str]:
         """The tombstone table beside a MERGE table, if it exists."""
-        table = self._tombstone_relation(relation)
-        found = self.get_relation(table.database, table.schema, table.identifier)  # type: ignore[attr-defined]
+        table = self.tombstone_relation(relation)
+        found = self.relations.get_relation(table.database, table.schema, table.identifier)
         return None if found is None else str(found)
 
     def _tombstones_readable(self, file_format: str, location: str) -> bool:
-        return tombstone_phases.readable(self._run_sql, file_format, location)
+        return tombstone_phases.readable(self.sql.rows, file_format, location)
 
     def _committed_tombstone_tags(self, relation: Any, file_format: str) -> str:
-        """Iceberg: a query of the snapshots in the table's current ancestry; Delta: the
-        invocations with a commit in its history (tombstone_phases.committed_tags)."""
-        if file_format == "iceberg":
-            return branch_commit.committed_tags_sql(str(relation))
-        history = kept_version_phases.delta_history(self._run_sql, str(relation), 1_000_000)
-        return tombstone_phases.committed_tags(history)
+        """What the tags of a MERGE format's counting tombstones are ``in``
+        (tombstone_phases.py: Delta's invocations, Iceberg's snapshots)."""
+        store = tombstone_phases.merge_tombstones(file_format)
+        return store.committed_tags(self.sql.rows, str(relation))
 
     # --- identity (rules/identity_phases.py) ------------------------------------------
 
-    def mutable_identity_from(
+    def identity_from(
         self,
         definition: Mapping[str, Any],
         relation: Any,
@@ -126,11 +133,12 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         """Where a plan against ``relation`` numbers new keys from
         (identity_phases.numbered_from)."""
         table = None if relation is None else str(relation)
+        reads = format_reads(file_format, self.sql.rows)
         return identity_phases.numbered_from(
-            self._run_sql, definition, table, file_format, location
+            self.sql.rows, definition, table, lambda name: reads.identity_mark(name, location)
         )
 
-    def mutable_identity_prepare(
+    def identity_prepare(
         self, definition: Mapping[str, Any], plan_target: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
         """Before planning against ``plan_target`` (None: a new table), the run's
@@ -141,11 +149,11 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         if not definition.get("identity_column"):
             return {}
         location = state.get("location") if state is not None else None
-        start = self.mutable_identity_from(definition, plan_target, file_format, location)
-        guard = plan_target is not None and file_format in MERGE_FORMATS
+        start = self.identity_from(definition, plan_target, file_format, location)
+        guard = plan_target is not None and table_format(file_format).applies_by_merge
         return {"identity_from": start, "identity_guard": guard}
 
-    def mutable_identity_mark_steps(
+    def identity_mark_steps(
         self,
         definition: Mapping[str, Any],
         target: Any,
@@ -160,11 +168,11 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             return []
         start = definition.get("identity_from")
         if start is None:
-            start = self.mutable_identity_from(definition, target, "parquet", planned_location)
+            start = self.identity_from(definition, target, "parquet", planned_location)
         sql = identity_phases.mark_write_sql(definition, str(change_set), location, start or 0)
         return [{"sql": sql, "undo_paths": [location]}]
 
-    def mutable_branch_records(
+    def branch_records(
         self,
         definition: Mapping[str, Any],
         target: Any,
@@ -178,13 +186,13 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         staged events and their row when the plan changes rows (``changes`` > 0)."""
         records = [tombstone_insert] if tombstone_insert else []
         if definition.get("identity_column"):
-            self._run_sql(identity_phases.mark_table_sql(str(target)))
+            self.sql.rows(identity_phases.mark_table_sql(str(target)))
             start = definition.get("identity_from")
             records.append(
                 identity_phases.branch_record_sql(definition, str(target), str(change_set), start)
             )
         if definition.get("changelog_topic") and changes > 0:
-            self._run_sql(changelog_iceberg.records_table_sql(str(target)))
+            self.sql.rows(changelog_iceberg.records_table_sql(str(target)))
             records.extend(
                 changelog_iceberg.branch_records(definition, str(target), str(change_set))
             )
@@ -192,8 +200,8 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
 
     # --- changelog (rules/changelog_phases.py) ---------------------------------------------
 
-    def _changelog_check(
-        self, definition: dict[str, Any], relation: Any, state: Any, file_format: str
+    def changelog_check(
+        self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
     ) -> dict[str, Any]:
         """Everything that refuses a changelog run, read before anything is written: the
         format, a topic name another model has taken, a changed set of columns, a table
@@ -201,25 +209,23 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         table's registered changelog topic, or None; ``writes``: whether preparing it
         writes (changelog_phases.preparation_writes)."""
         return changelog_phases.check(
-            self._run_sql,
+            self.sql.rows,
             definition,
             relation,
             state,
             file_format,
-            lambda: self.topic_registration(relation),
+            lambda: self.topic_registry.registration(relation),
             lambda name: self._changelog_columns(definition, name),
-            lambda topic: str(self.topic_backing_relation(relation, topic)),
+            lambda topic: str(self.topic_registry.backing_relation(relation, topic)),
         )
 
     def _changelog_columns(self, definition: Mapping[str, Any], name: str) -> Any:
         """The event columns as a topic of that name records them."""
-        columns = changelog.event_columns(definition)
-        topic = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
-        return topic["columns"]
+        return _changelog_topic_definition(definition, name)["columns"]
 
     def changelog_prepare(
         self,
-        definition: dict[str, Any],
+        definition: Mapping[str, Any],
         relation: Any,
         state: Any,
         file_format: str,
@@ -231,30 +237,29 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
         file_format, since}; None when the changelog is off (a table that had one
         forgets its first version)."""
         if checked is None:
-            checked = self._changelog_check(definition, relation, state, file_format)
+            checked = self.changelog_check(definition, relation, state, file_format)
         topic = checked["topic"]
         if not definition.get("changelog"):
-            changelog_phases.stop(self._run_sql, relation, state)
+            changelog_phases.stop(self.sql.rows, relation, state)
             return None
         if topic is None:
             # with the table as its relation, so topic_events(ref('the_table')) finds it;
             # a concurrent run may have registered it since changelog_check looked
             name = changelog.topic_name(definition["table_id"])
-            columns = changelog.event_columns(definition)
-            candidate = self.topic_definition(definition["table_id"], columns, {"topic_name": name})  # type: ignore[attr-defined]
-            topic = self.topic_registration(relation)
+            candidate = _changelog_topic_definition(definition, name)
+            topic = self.topic_registry.registration(relation)
             if topic is None:
                 stored = file_format if file_format in ("delta", "iceberg") else "parquet"
-                topic = self._register_first(
+                topic = self.topic_registry.register_first(
                     relation, candidate, definition["table_id"], stored_format=stored
                 )
             changelog_phases.check_columns(definition, topic, candidate["columns"])
-        backing = self.topic_backing_relation(relation, topic)
-        since = changelog_phases.start(self._run_sql, relation, state, file_format)
+        backing = self.topic_registry.backing_relation(relation, topic)
+        since = changelog_phases.start(self.sql.rows, relation, state, file_format)
         delta = topic["file_format"] == "delta"
         prepared = {
             "backing": str(backing),
-            "location": None if delta else self.topic_table_location(backing),
+            "location": None if delta else self.topic_registry.table_location(backing),
             "file_format": topic["file_format"],
             "since": since,
             "columns": stored_columns(topic),
@@ -272,10 +277,9 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
 
     def changelog_repair(self, definition: dict[str, Any], relation: Any, state: Any) -> str:
         """Before every plan: publish what a run that stopped after its commit left."""
-        changelog_phases.repair(self._run_sql, definition, relation, state)
+        changelog_phases.repair(self.sql.rows, definition, relation, state)
         return ""
 
-    @available
     def changelog_publish(
         self,
         definition: dict[str, Any],
@@ -292,23 +296,31 @@ class MutableRulesAdapterMixin(TopicAdapterMixin):
             return ""
         if fail_at == "changelog":
             for statement in cleanup:
-                self._execute_trusted(statement)
-            self._run_sql(failure_sql(fail_at))
-        changelog_phases.publish(self._run_sql, definition, relation, location)
+                self.sql.trusted(statement)
+            self.sql.rows(failure_sql(fail_at))
+        changelog_phases.publish(self.sql.rows, definition, relation, location)
         return ""
 
     def changelog_create_steps(
-        self, definition: dict[str, Any], target: Any, change_set: Any
+        self, definition: Mapping[str, Any], target: Any, change_set: Any
     ) -> list[dict[str, Any]]:
         """Iceberg, steps of the first run's create before its CREATE: the first
         version's events staged and recorded (rules/changelog_iceberg.py)."""
         return changelog_iceberg.create_steps(definition, str(target), str(change_set))
 
     def changelog_stage_step(
-        self, definition: dict[str, Any], target: Any, change_set: Any, location: str
+        self, definition: Mapping[str, Any], target: Any, change_set: Any, location: str
     ) -> dict[str, Any]:
         """parquet/orc, a step of the commit before its claim: the events of
         ``change_set`` (planned against ``target``, None on the first run) staged for the
         version at ``location``, with the staged directory to remove if the commit fails."""
         target_sql = None if target is None else str(target)
         return changelog_phases.stage_step(definition, target_sql, str(change_set), location)
+
+
+def _changelog_topic_definition(definition: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The changelog's topic as a topic model of that name would define it."""
+    columns = [(str(n), str(t)) for n, t in changelog.event_columns(definition)]
+    return TopicDefinition.from_config(
+        definition["table_id"], columns, {"topic_name": name}
+    ).to_dict()

@@ -1,18 +1,19 @@
-"""The topic registry's side of the topic wing's face: the registry row a topic's relation
-stands for, a first registration's claim and the view named after the model
-(registration.py decides; metadata.py caches what the invocation has read), and the
-live tail's read. Mixed into TopicAdapterMixin (topic_adapter.py)."""
+"""The topic registry's service: the registry row a topic's relation stands for, a first
+registration's claim and the view named after the model (registration.py decides;
+metadata.py caches what the invocation has read), and the live tail's read. The face's
+``adapter.topic_registration`` and ``topic_register`` (impl.py) hand their calls here;
+the publish's service (topic_service.py) and a changelog's registration use it too."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.jammi.common.statements import DEFAULT_CATALOG, StatementsMixin
+from dbt.adapters.jammi.common.relations import Relations
+from dbt.adapters.jammi.common.sql_session import DEFAULT_CATALOG, SqlSession
 from dbt.adapters.jammi.engine import storage
 from dbt.adapters.jammi.topic.metadata import (
     TopicMetadataCache,
@@ -47,75 +48,75 @@ logger = AdapterLogger("Jammi")
 PARTITION_PRUNING_FALLBACK = "set spark.sql.hive.metastorePartitionPruningFallbackOnException=true"
 
 
-class TopicRegistryAdapterMixin(StatementsMixin):
-    """``adapter.topic_registration``, ``topic_register``, and the lookups they share."""
+# What this process has read of topics' registries and tables, kept for the invocation
+# (metadata.py says when an entry may be trusted).
+TOPIC_METADATA = TopicMetadataCache()
 
-    # --- metadata: lookups answered from the invocation's cache ------------------------------
+# a model's file_format config, resolved on this session (``auto`` included)
+ResolveFormat = Callable[[Any, str], str]
 
-    _topic_metadata = TopicMetadataCache()
 
-    def _listed_information(self, relation: Any) -> Optional[str]:
-        """What dbt's relation cache holds about ``relation``; None unless dbt has
-        listed its schema in this invocation (never lists it here)."""
-        database, schema = relation.database, relation.schema
-        if not self._schema_is_cached(database, schema):  # type: ignore[attr-defined]
-            return None
-        identifier = str(relation.identifier).lower()
-        for cached in self.cache.get_relations(database, schema):  # type: ignore[attr-defined]
-            if str(cached.identifier).lower() == identifier:
-                return getattr(cached, "information", None)
-        return None
+class TopicRegistryService:
+    """``resolve_file_format``: the adapter's (the session's formats decide ``auto``)."""
 
-    def topic_registry_row(
-        self, registry: Any, column: str, value: str
-    ) -> Optional[dict[str, Any]]:
+    def __init__(
+        self,
+        sql: SqlSession,
+        relations: Relations,
+        resolve_file_format: ResolveFormat,
+        metadata: TopicMetadataCache = TOPIC_METADATA,
+    ) -> None:
+        self.sql, self.relations = sql, relations
+        self.resolve_file_format = resolve_file_format
+        self.metadata = metadata
+
+    def registry_row(self, registry: Any, column: str, value: str) -> Optional[dict[str, Any]]:
         """The registry row with ``column`` (relation_name or name) = ``value``."""
         if column not in ("relation_name", "name"):
             raise ValueError(f"registry rows are found by relation_name or name, not {column}")
-        cached = self._topic_metadata.get("registry", relation_key(registry), column, value)
+        cached = self.metadata.get("registry", relation_key(registry), column, value)
         if cached is not None:
             return dict(cached)
-        row = read_registry_row(self._run_sql, str(registry), column, value)
+        row = read_registry_row(self.sql.rows, str(registry), column, value)
         if row is not None:
-            self._remember_registration(registry, row)
+            self._remember(registry, row)
         return row
 
-    def _remember_registration(self, registry: Any, row: dict[str, Any]) -> None:
+    def _remember(self, registry: Any, row: dict[str, Any]) -> None:
         """Keep a registry row this invocation read or claimed."""
         kept = dict(row)
         for column in ("relation_name", "name"):
-            self._topic_metadata.put(kept, "registry", relation_key(registry), column, kept[column])
+            self.metadata.put(kept, "registry", relation_key(registry), column, kept[column])
 
-    def topic_table_location(self, relation: Any) -> str:
-        cached = self._topic_metadata.get("location", relation_key(relation))
+    def table_location(self, relation: Any) -> str:
+        cached = self.metadata.get("location", relation_key(relation))
         if cached is not None:
             return str(cached)
-        location = location_from_information(self._listed_information(relation))
+        location = location_from_information(self.relations.listed_information(relation))
         if location is None:
-            location = describe_location(self._run_sql, str(relation))
-        self._topic_metadata.put(location, "location", relation_key(relation))
+            location = describe_location(self.sql.rows, str(relation))
+        self.metadata.put(location, "location", relation_key(relation))
         return location
 
-    def topic_staging_location(self, relation: Any) -> str:
+    def staging_location(self, relation: Any) -> str:
         """A fresh directory under ``relation``'s ``_staging/`` (a staged batch or
         registry row)."""
-        return f"{self.topic_table_location(relation)}/_staging/{publish_id()}"
+        return f"{self.table_location(relation)}/_staging/{publish_id()}"
 
     # --- registration: the registry claim and the view ---------------------------------------
 
-    @available
-    def topic_registration(
+    def registration(
         self, relation: Any, required_by: Optional[str] = None
     ) -> Optional[dict[str, Any]]:
         """The registry row of the topic ``relation`` (a model's view, or a changelog's
         table) stands for, or None: asked directly (a missing registry reads as no row)
         and kept for the invocation once found. ``required_by``: the model reading the
-        topic (its session set up for the read, topic_read_session), which fails with
+        topic (its session set up for the read, read_session), which fails with
         the fix when there is no row."""
         if required_by is not None:
-            self.topic_read_session()
-        row = self.topic_registry_row(
-            self._registry_relation(relation), "relation_name", relation.identifier
+            self.read_session()
+        row = self.registry_row(
+            self.registry_relation(relation), "relation_name", relation.identifier
         )
         if row is None and required_by is not None:
             raise CompilationError(
@@ -125,8 +126,7 @@ class TopicRegistryAdapterMixin(StatementsMixin):
             )
         return row
 
-    @available
-    def topic_register(
+    def register(
         self,
         relation: Any,
         definition: dict[str, Any],
@@ -136,15 +136,15 @@ class TopicRegistryAdapterMixin(StatementsMixin):
         """Find the model's topic or register it (registration.py: the claim), check that
         its name and columns are the registered ones, and make sure the view named after
         the model is right. ``requested_format``: the model's file_format config."""
-        self.topic_read_session()
-        topic = self.topic_registration(relation)
+        self.read_session()
+        topic = self.registration(relation)
         if topic is None:
-            topic = self._register_first(relation, definition, model_name, requested_format)
+            topic = self.register_first(relation, definition, model_name, requested_format)
         check_unchanged(topic, definition, f"topic '{model_name}'")
         self._apply_view(relation, topic, model_name)
         return topic
 
-    def _register_first(
+    def register_first(
         self,
         relation: Any,
         definition: dict[str, Any],
@@ -158,18 +158,18 @@ class TopicRegistryAdapterMixin(StatementsMixin):
         claims the name. The loser of a concurrent claim drops its own table and returns
         the winner's row, unless the winner is another model. ``stored_format``: a
         changelog topic's, else the model's resolved format decides it."""
-        registry = self._registry_relation(relation)
+        registry = self.registry_relation(relation)
         subject, name = f"topic '{model_name}'", definition["name"]
-        registry_format = self._topic_registry_format()
+        registry_format = self.registry_format()
         check_name_free(
-            self._run_sql, str(registry), name, subject, relation.schema, registry_format
+            self.sql.rows, str(registry), name, subject, relation.schema, registry_format
         )
         if stored_format is None:
-            requested = self.resolve_file_format(requested_format, model_name)  # type: ignore[attr-defined]
+            requested = self.resolve_file_format(requested_format, model_name)
             stored_format = topic_storage_format(requested)
         # before the backing table: only the (empty) registry may exist yet
         check_catalog_service_format(
-            stored_format, registry_format, subject, self._default_catalog()
+            stored_format, registry_format, subject, self.sql.default_catalog()
         )
         candidate = {
             **{key: definition[key] for key in ("topic_id", "name", "backing_table", "columns")},
@@ -178,16 +178,16 @@ class TopicRegistryAdapterMixin(StatementsMixin):
             "retention_ms": definition.get("retention_ms"),
             "relation_name": relation.identifier,
         }
-        backing = self.topic_backing_relation(relation, candidate)
-        staged = self.topic_staging_location(registry) if registry_format == "parquet" else None
-        won = register_first(self._run_sql, str(registry), str(backing), candidate, staged, subject)
+        backing = self.backing_relation(relation, candidate)
+        staged = self.staging_location(registry) if registry_format == "parquet" else None
+        won = register_first(self.sql.rows, str(registry), str(backing), candidate, staged, subject)
         if won:
-            self._remember_registration(registry, candidate)
+            self._remember(registry, candidate)
             return candidate
-        self._topic_metadata.forget("location", relation_key(backing))
-        if staged is not None and self._has_local_filesystem():
+        self.metadata.forget("location", relation_key(backing))
+        if staged is not None and self.sql.local_filesystem:
             storage.remove(staged)
-        winner = self.topic_registry_row(registry, "name", name)
+        winner = self.registry_row(registry, "name", name)
         if winner is None:  # the claim was refused because a row of this name exists
             raise ValueError(f"topic {name}: lost its registration claim, but no row holds it")
         if winner["relation_name"] != relation.identifier:
@@ -201,18 +201,18 @@ class TopicRegistryAdapterMixin(StatementsMixin):
         (registration.apply_view), skipped when this invocation or dbt's listing already
         saw it with its fingerprint: concurrent publishes of a registered topic leave it
         alone. A table of the view's name is dropped first."""
-        backing = str(self.topic_backing_relation(relation, topic))
+        backing = str(self.backing_relation(relation, topic))
         fingerprint = view_fingerprint(view_select_sql(backing, topic))
         key = ("view", relation_key(relation))
-        listed = fingerprint_from_information(self._listed_information(relation))
-        if fingerprint in (self._topic_metadata.get(*key), listed):
-            self._topic_metadata.put(fingerprint, *key)
+        listed = fingerprint_from_information(self.relations.listed_information(relation))
+        if fingerprint in (self.metadata.get(*key), listed):
+            self.metadata.put(fingerprint, *key)
             return
-        old = self.get_relation(relation.database, relation.schema, relation.identifier)  # type: ignore[attr-defined]
+        old = self.relations.get_relation(relation.database, relation.schema, relation.identifier)
         if old is not None and old.type != "view":
-            self.drop_relation(old)  # type: ignore[attr-defined]
+            self.relations.drop_relation(old)
         outcome = apply_view(
-            self._run_sql,
+            self.sql.rows,
             relation.schema,
             relation.identifier,
             create_view_sql(str(relation), backing, topic, fingerprint, replace=False),
@@ -220,54 +220,44 @@ class TopicRegistryAdapterMixin(StatementsMixin):
             fingerprint,
             f"topic '{model_name}'",
         )
-        self._topic_metadata.put(fingerprint, *key)
+        self.metadata.put(fingerprint, *key)
         if outcome != "kept":
             logger.debug(f"topic {topic['name']}: view {relation} {outcome}")
 
-    def topic_backing_relation(self, relation: Any, topic: Mapping[str, Any]) -> Any:
+    def backing_relation(self, relation: Any, topic: Mapping[str, Any]) -> Any:
         """The backing table of ``topic``, in ``relation``'s schema."""
-        return self.Relation.create(  # type: ignore[attr-defined]
-            database=relation.database,
-            schema=relation.schema,
-            identifier=topic["backing_table"],
-            type="table",
-        )
+        return self.relations.table(relation.schema, topic["backing_table"], relation.database)
 
-    def _topic_registry_format(self) -> str:
+    def registry_format(self) -> str:
         """parquet (claims as metastore partitions) on the session catalog; iceberg
         (claims by validated MERGEs) when the default catalog is a catalog service,
         which keeps no partitions of its own."""
-        return "parquet" if self._default_catalog() == DEFAULT_CATALOG else "iceberg"
+        return "parquet" if self.sql.default_catalog() == DEFAULT_CATALOG else "iceberg"
 
-    def topic_tail_read(self, schema: str, topic_name: str) -> dict[str, Any]:
+    def tail_read(self, schema: str, topic_name: str) -> dict[str, Any]:
         """The live tail's read (tail.py, docs/tail.md): the topic registered as
         ``topic_name`` in ``schema``'s registry, as ``{high_water, backing}``: its
         newest committed offset (the offsets at or below it are complete; 0: none) and
         its backing table."""
-        self.topic_read_session()
-        registry = self.Relation.create(schema=schema, identifier=REGISTRY_TABLE, type="table")  # type: ignore[attr-defined]
-        found = self.topic_registry_row(registry, "name", topic_name)
+        self.read_session()
+        registry = self.relations.table(schema, REGISTRY_TABLE)
+        found = self.registry_row(registry, "name", topic_name)
         if found is None:
             raise CompilationError(
                 f"tail: no topic '{topic_name}' in {registry}\n  Fix: name a published topic "
                 "(topic_name, e.g. cdc.orders) and pass --schema where its `topics` "
                 "registry lives"
             )
-        backing = self.topic_backing_relation(registry, found)
-        upto = high_water_mark(self._run_sql, str(backing), found["file_format"])
+        backing = self.backing_relation(registry, found)
+        upto = high_water_mark(self.sql.rows, str(backing), found["file_format"])
         return {"high_water": upto, "backing": backing}
 
-    def topic_read_session(self) -> None:
+    def read_session(self) -> None:
         """Set the session up for reads of topics: the Hive metastore's partition-filter
         parser rejects names that start with '_', so a pushed-down ``_offset > N``
         fails; with the fallback on, Spark lists the partitions and prunes them itself
         (same result)."""
-        self._execute_trusted(PARTITION_PRUNING_FALLBACK)
+        self.sql.trusted(PARTITION_PRUNING_FALLBACK)
 
-    def _registry_relation(self, relation: Any) -> Any:
-        return self.Relation.create(  # type: ignore[attr-defined]
-            database=relation.database,
-            schema=relation.schema,
-            identifier=REGISTRY_TABLE,
-            type="table",
-        )
+    def registry_relation(self, relation: Any) -> Any:
+        return self.relations.table(relation.schema, REGISTRY_TABLE, relation.database)

@@ -1,11 +1,8 @@
-"""The mutable_table commit paths the Jinja materialization calls (``adapter.mutable_*``):
-the rewrite formats' compare-and-swap commit (``rewrite_commit``), the Delta MERGE's commit
-and its conflicts (``merge_commit``), statements that check the batch on their way in,
-and the sweep of what crashed runs left beside a table (``leftovers``).
-
-Mixed into JammiAdapter on top of ``MutableTableAdapterMixin`` (definition, locations,
-file system, all-or-nothing registration), whose helpers it uses.
-"""
+"""The commit paths' service: the rewrite formats' compare-and-swap commit
+(``rewrite_commit``), the MERGE's commit and its conflicts (``merge_commit``; Iceberg's
+counted and branch commits), statements that check the batch on their way in, a change
+set's counts, and the sweep of what crashed runs left beside a table (``leftovers``).
+The attempts' commits (apply_service.py) drive it."""
 
 from __future__ import annotations
 
@@ -17,6 +14,7 @@ from typing import Any, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import clock
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit import (
@@ -27,30 +25,39 @@ from dbt.adapters.jammi.mutable_table.commit import (
     ownership,
     rewrite_commit,
 )
-from dbt.adapters.jammi.mutable_table.table_adapter import (
-    RETRY_PAUSE_S,
-    MutableTableAdapterMixin,
-)
+from dbt.adapters.jammi.mutable_table.steps import StepRunner
+from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
 
 logger = AdapterLogger("Jammi")
 
+# A rewrite run that loses its commit to a concurrent run pauses this long to re-plan.
+RETRY_PAUSE_S = 0.5
 
-class MutableCommitAdapterMixin(MutableTableAdapterMixin):
-    """``adapter.mutable_*`` commit methods; mixed into JammiAdapter."""
+# dbt's relation cache, as far as the sweep asks it: ``(database, schema) in cache`` (the
+# schema was listed in this invocation) and ``get_relations(database, schema)``
+RelationCache = Any
 
-    cache: Any  # dbt's relation cache (BaseAdapter)
+
+class CommitService:
+    """``cache``: dbt's relation cache (the sweep skips a schema dbt listed without
+    leftovers)."""
+
+    def __init__(
+        self, sql: SqlSession, steps: StepRunner, versions: VersionsService, cache: RelationCache
+    ) -> None:
+        self.sql, self.steps, self.versions, self.cache = sql, steps, versions, cache
 
     # --- commit protocol and leftovers (rewrite formats) ------------------------
 
     def _holder(self) -> ownership.Holder:
-        method = getattr(self.config.credentials, "method", "")
+        method = getattr(self.sql.credentials, "method", "")
         return ownership.this_holder(str(getattr(method, "value", method)))
 
-    def mutable_holder_properties(self) -> dict[str, str]:
+    def holder_properties(self) -> dict[str, str]:
         """Properties that stamp a run's staging table with its owner (``ownership``)."""
         return ownership.holder_properties(self._holder(), clock.now_ms())
 
-    def mutable_commit_merge(
+    def commit_merge(
         self,
         merge_sql: str,
         model_name: str,
@@ -69,14 +76,14 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return self._commit_counted_iceberg_merge(
                 merge_sql, str(iceberg_target), model_name, last_attempt
             )
-        self.mutable_tag_delta_commits(identity_from)  # type: ignore[attr-defined]
+        self.versions.tag_delta_commits(identity_from)
         try:
-            rows = merge_commit.commit_merge(self._run_sql, merge_sql, model_name, last_attempt)
+            rows = merge_commit.commit_merge(self.sql.rows, merge_sql, model_name, last_attempt)
         except merge_commit.BatchRejected as rejected:
             return {"committed": False, "counts": None, "rejected": rejected.kind}
         finally:
             if identity_from is not None:
-                self.mutable_tag_delta_commits()  # type: ignore[attr-defined]
+                self.versions.tag_delta_commits()
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
@@ -86,7 +93,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
     ) -> dict[str, Any]:
         try:
             counts = iceberg_merge.commit_counted_merge(
-                self._run_sql,
+                self.sql.rows,
                 merge_sql,
                 table,
                 uuid.uuid4().hex,
@@ -99,7 +106,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": counts}
 
-    def mutable_commit_merge_on_branch(
+    def commit_merge_on_branch(
         self,
         merge_sql: str,
         target_relation: Any,
@@ -112,25 +119,25 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         them with it (``branch_commit``). ``committed`` False when another run committed
         first and the run re-plans."""
         rows = branch_commit.commit_on_branch(
-            self._run_sql,
+            self.sql.rows,
             merge_sql,
             str(target_relation),
             version_locations.new_run_id(),
             list(records),
             model_name,
             last_attempt,
-            self._default_catalog(),
+            self.sql.default_catalog(),
         )
         if rows is None:
             return {"committed": False, "counts": None}
         return {"committed": True, "counts": merge_commit.merge_counts(rows)}
 
-    def mutable_run_checked(self, sql: str) -> Optional[str]:
+    def run_checked(self, sql: str) -> Optional[str]:
         """Run a statement that checks the batch on its way in (checks.sql,
         mutable_checked_batch_sql): None when it ran, else the kind of the batch check
         that stopped it (nothing was written). Any other error is raised."""
         try:
-            self._run_sql(sql)
+            self.sql.rows(sql)
         except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
             kind = merge_commit.failed_batch_check(str(exc))
             if kind is None:
@@ -138,16 +145,16 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             return kind
         return None
 
-    def mutable_change_counts(self, change_set: Any) -> dict[str, Any]:
+    def change_counts(self, change_set: Any) -> dict[str, Any]:
         """What a staged change set (or its view) inserts, updates and deletes."""
         found = dict.fromkeys(("insert", "update", "delete"), 0)
-        for kind, count in self._run_sql(
+        for kind, count in self.sql.rows(
             f"select _change, count(*) from {change_set} group by _change"
         ):
             found[str(kind)] = int(count)
         return merge_commit.change_counts(found["insert"], found["update"], found["delete"])
 
-    def mutable_commit_version(
+    def commit_version(
         self,
         target_relation: Any,
         planned_location: str,
@@ -166,7 +173,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         ``cleanup`` (this run's own relations) runs too and the error is raised."""
         try:
             rewrite_commit.commit_version(
-                self._run_sql,
+                self.sql.rows,
                 model_name=model_name,
                 schema=str(target_relation.schema),
                 identifier=str(target_relation.identifier),
@@ -181,18 +188,18 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
                 logger.info(f"mutable_table '{model_name}': re-planning ({exc})")
                 time.sleep(RETRY_PAUSE_S)
                 return False
-            self._run_cleanup(cleanup)
+            self.steps.run_cleanup(cleanup)
             raise
         except BaseException:
             self._remove_uncommitted(target_relation, [new_location, *staged_paths])
-            self._run_cleanup(cleanup)
+            self.steps.run_cleanup(cleanup)
             raise
 
     def _remove_uncommitted(self, target_relation: Any, paths: Sequence[str]) -> None:
         """This run's own uncommitted version (and what it staged for it), on every
-        connection method (over thrift through the server's metastore, versions_adapter)."""
-        remove = self.mutable_remove_paths  # type: ignore[attr-defined]  # VersionsAdapterMixin
-        self._best_effort(
+        connection method (over thrift through the server's metastore, versions_service)."""
+        remove = self.versions.remove_paths
+        self.steps.best_effort(
             lambda: remove(target_relation, list(paths), version_locations.new_run_id())
         )
 
@@ -210,7 +217,7 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
             for cached in self.cache.get_relations(database, schema)
         )
 
-    def mutable_drop_abandoned_leftovers(
+    def drop_abandoned_leftovers(
         self, target_relation: Any, current_location: Optional[str], run_id: str
     ) -> list[str]:
         """Drop staging tables whose runs are provably gone and claims the table has
@@ -221,25 +228,25 @@ class MutableCommitAdapterMixin(MutableTableAdapterMixin):
         pattern = sql_string_literal(leftovers.leftover_pattern(identifier))
         names = [
             str(row[1])
-            for row in self._run_sql(f"show tables in {schema} like {pattern}")
+            for row in self.sql.rows(f"show tables in {schema} like {pattern}")
             if len(row) > 2 and not row[2]
         ]
         version = version_locations.parse_version(current_location) if current_location else None
         dropped = []
         for name in leftovers.stale_claims(identifier, names, version):
-            self._run_sql(f"drop view if exists {schema}.{name}")
+            self.sql.rows(f"drop view if exists {schema}.{name}")
             dropped.append(name)
         now = clock.now_ms()
         for name in leftovers.foreign_staging(identifier, names, run_id):
             try:
-                rows = self._run_sql(f"show tblproperties {schema}.{name}")
+                rows = self.sql.rows(f"show tblproperties {schema}.{name}")
             except Exception as exc:  # noqa: BLE001 - dropped by its owner meanwhile
                 if rewrite_commit.not_found(str(exc)):
                     continue
                 raise
             properties = {str(r[0]): str(r[1]) for r in rows if len(r) >= 2}
             if ownership.abandoned(properties, now, leftovers.STAGING_MAX_AGE_MS):
-                self._run_sql(f"drop table if exists {schema}.{name}")
+                self.sql.rows(f"drop table if exists {schema}.{name}")
                 dropped.append(name)
         for name in dropped:
             logger.debug(f"mutable_table: dropped abandoned {schema}.{name}")

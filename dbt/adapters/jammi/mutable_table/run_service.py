@@ -1,22 +1,22 @@
-"""The face of a mutable_table run: its start (``adapter.mutable_run_start``) and its
-finish (``adapter.mutable_run_finish``, with ``mutable_record_definition``, which the
-version operations share), one call each over the wings they draw on: the stored
-table's state and drift (table_adapter, drift_adapter), the changelog (rules_adapter),
-the plan and commit (commit_adapter), the kept versions (versions_adapter); its
-commits are apply_adapter.py's. The start's steps and their order are run_start.py's.
-Mixed into JammiAdapter."""
+"""A mutable_table run's start (``adapter.mutable_run_start``) and its finish
+(``adapter.mutable_run_finish``, with ``mutable_record_definition``, which the version
+operations share), one call each over the services it is given: the stored
+table's state and drift (table_state.py, drift_service.py), the session's formats
+(session_formats.py), the changelog (rules/rules_service.py), the plan and commit
+(commit/commit_service.py), the kept versions (versions/versions_service.py); its
+commits are apply_service.py's. The start's steps and their order are run_start.py's.
+The face (impl.py) hands its ``mutable_*`` calls here."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
 from dbt.adapters.jammi.common.clock import now_ms
-from dbt.adapters.jammi.common.validation import quote_identifier
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.engine.describe import query_columns, result_rows
 from dbt.adapters.jammi.mutable_table import (
     hive_adoption,
@@ -28,30 +28,49 @@ from dbt.adapters.jammi.mutable_table import (
     tblproperties_config,
     version_locations,
 )
-from dbt.adapters.jammi.mutable_table.apply_adapter import MutableApplyAdapterMixin
-from dbt.adapters.jammi.mutable_table.commit.run_plan import plan_run
+from dbt.adapters.jammi.mutable_table.apply_service import MutableApplyService
+from dbt.adapters.jammi.mutable_table.commit.attempt import AttemptOutcome
+from dbt.adapters.jammi.mutable_table.commit.run_plan import RunPlan, plan_run
+from dbt.adapters.jammi.mutable_table.drift_service import DriftService
+from dbt.adapters.jammi.mutable_table.format_reads import format_reads
 from dbt.adapters.jammi.mutable_table.iceberg_support import check_file_format_support
 from dbt.adapters.jammi.mutable_table.rules import batch_rewrites, ttl
 from dbt.adapters.jammi.mutable_table.rules.changelog import published_mark
+from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
 from dbt.adapters.jammi.mutable_table.rules.ttl import expire_definition
+from dbt.adapters.jammi.mutable_table.run_definition import RunDefinition
+from dbt.adapters.jammi.mutable_table.session_formats import SessionFormats
+from dbt.adapters.jammi.mutable_table.table_format import table_format
+from dbt.adapters.jammi.mutable_table.table_state import TableStateService
+from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
 
 logger = AdapterLogger("Jammi")
 
 
-class MutableRunAdapterMixin(MutableApplyAdapterMixin):
-    """``adapter.mutable_run_start``, ``mutable_run_finish``, ``mutable_record_definition``;
-    mixed into JammiAdapter."""
+class MutableRunService:
+    """A mutable_table run's start and finish: ``run_start``, ``plan_prepare``,
+    ``changelog_prepare``, ``expire_start``, ``record_definition``, ``run_finish`` (the
+    face's ``mutable_*``, impl.py)."""
 
-    def mutable_table_definition(
-        self, model_name: str, columns: Any, config: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        raise NotImplementedError  # JammiAdapter's (impl.py)
+    def __init__(
+        self,
+        sql: SqlSession,
+        formats: SessionFormats,
+        drift: DriftService,
+        tables: TableStateService,
+        rules: RulesService,
+        versions: VersionsService,
+        apply: MutableApplyService,
+    ) -> None:
+        self._sql = sql
+        self._formats = formats
+        self._drift = drift
+        self._tables = tables
+        self._rules = rules
+        self._versions = versions
+        self._apply = apply
 
-    def resolve_file_format(self, requested: Optional[str], model_name: str) -> str:
-        raise NotImplementedError  # JammiAdapter's (impl.py)
-
-    @available
-    def mutable_run_start(
+    def run_start(
         self,
         model: Mapping[str, Any],
         target: Any,
@@ -60,14 +79,14 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         tenant: Optional[str],
         full_refresh: Any,
         fail_at: Any = None,
-    ) -> dict[str, Any]:
+    ) -> run_start.RunStart:
         """Everything a run decides and checks before it writes (run_start.py), as a
         ``RunStart``. ``target``: the model's table; ``relation``: the table that holds
         the model's name, or None (a view that did is dropped by the run: its run is a
         first run); ``full_refresh``: dbt's flag."""
         model_name = str(model["name"])
         if relation is None and hive_adoption.recover(
-            str(target), self._table_listed, self._table_properties_of, self._execute_trusted
+            str(target), self._sql.table_listed, self._sql.table_properties, self._sql.trusted
         ):
             relation = target
         existing = relation is not None
@@ -76,9 +95,9 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         rebuild = bool(existing) and run_config.full_refresh_allowed(
             full_refresh, config.get("full_refresh")
         )
-        described = self._execute_trusted(f"describe query {compiled_sql}")
+        described = self._sql.trusted(f"describe query {compiled_sql}")
         batch_columns = query_columns(result_rows(described))
-        batch_definition = self.mutable_table_definition(
+        batch_definition = run_config.run_definition(
             model_name,
             batch_columns,
             run_config.definition_config(config, model.get("unrendered_config") or {}),
@@ -93,21 +112,23 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                 if rebuild
                 else {"definition": batch_definition, "tenant": tenant, "requested": requested}
             )
-            state = self.mutable_table_state(
+            state = self._tables.table_state(
                 relation, None, adopt, model_name, config.get("registry_schema")
             )
         kept = state if state is not None and not rebuild else None
         adopting = kept is not None and kept.get("adoption") is not None
         if kept is None:
             definition = batch_definition
-            file_format = self.resolve_file_format(requested, model_name)
+            file_format = self._formats.resolve(requested, model_name)
             new_columns: list[list[str]] = []
             checked_casts: list[list[str]] = []
             evolution: list[str] = []
             new_properties: dict[str, str] = {}
         else:
-            reconciled = self._reconciled_schema(model_name, batch_definition, kept, requested)
-            definition = reconciled["definition"]
+            reconciled = self._drift.reconciled_schema(
+                model_name, batch_definition, kept, requested
+            )
+            definition = RunDefinition.of(reconciled["definition"])
             file_format = kept["file_format"]
             new_columns = reconciled["new_columns"]
             checked_casts = reconciled["checked_casts"]
@@ -118,9 +139,9 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         # the batch as the run reads it: a version in rule_columns also under its stored
         # name (rule_columns.py), a bound run's rows, the rules' rewrites applied
         source_columns = rule_columns.aliased_batch_columns(definition, batch_columns)
-        definition["batch_columns"] = [name for name, _ in source_columns]
+        definition = definition.with_run_values(batch_columns=[name for name, _ in source_columns])
         check_file_format_support(definition, file_format, model_name)
-        changelog = self._changelog_check(definition, target, kept, file_format)
+        changelog = self._rules.changelog_check(definition, target, kept, file_format)
         source = rule_columns.aliased_source_sql(
             definition, self._tenant_bound_source(model_name, definition, compiled_sql, tenant)
         )
@@ -130,10 +151,10 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             source_columns,
             str(target) if kept is not None else None,
             tenant,
-            self._run_sql,
+            self._sql.rows,
         )
         source, source_columns = rewritten.source, rewritten.columns
-        self._check_exact_values(model_name, definition, checked_casts, file_format, source)
+        self._drift.check_exact_values(model_name, definition, checked_casts, file_format, source)
         collapsed_source = redelivery.collapsed_batch_sql(source, source_columns)
         collapses: dict[str, Any] = {
             "collapsed_source": collapsed_source,
@@ -141,14 +162,14 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         }
         collapsed = None
         if collapses["always"]:
-            count = self._run_sql(run_start.collapsed_count_sql(source, collapsed_source))
+            count = self._sql.rows(run_start.collapsed_count_sql(source, collapsed_source))
             collapsed = int(count[0][0])
             source = collapsed_source
         first = run_start.writes_first(
             rebuild, adopting, new_columns, evolution, new_properties, changelog
         )
         plan = self._plan(definition, file_format, kept is not None, first)
-        definition["checks_in_plan"] = plan["checks"] == "in_plan"
+        definition = definition.with_run_values(checks_in_plan=plan.checks == "in_plan")
         return run_start.RunStart(
             fail_at=failure,
             run_id=version_locations.new_run_id(),
@@ -168,13 +189,14 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             collapsed=collapsed,
             truncates=rewritten.truncate_rows,
             plan=plan,
-        ).to_dict()
+        )
 
     def _plan(
         self, definition: Mapping[str, Any], file_format: str, existing: bool, first: Any
-    ) -> dict[str, Any]:
-        spark_version = self._spark_version() if file_format == "iceberg" and existing else ""
-        return plan_run(definition, file_format, existing, first, spark_version).to_dict()
+    ) -> RunPlan:
+        reads_version = table_format(file_format).plan_reads_spark_version and existing
+        spark_version = self._sql.spark_version() if reads_version else ""
+        return plan_run(definition, file_format, existing, first, spark_version)
 
     def _tenant_bound_source(
         self,
@@ -189,7 +211,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             definition, run_start.batch_source(compiled_sql), tenant
         )
         if skipped_sql is not None:
-            skipped = int(self._run_sql(skipped_sql)[0][0] or 0)
+            skipped = int(self._sql.rows(skipped_sql)[0][0] or 0)
             if skipped:
                 logger.info(
                     run_start.skipped_rows_message(
@@ -198,45 +220,44 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                 )
         return source
 
-    @available
-    def mutable_changelog_prepare(
+    def changelog_prepare(
         self,
         definition: Mapping[str, Any],
         relation: Any,
         state: Any,
         file_format: str,
         checked: Optional[dict[str, Any]] = None,
-    ) -> dict[str, Any]:
+    ) -> RunDefinition:
         """The run's definition with its changelog topic (``changelog_prepare``: the topic
-        registered on a first run, the first version it publishes), a copy: what the run
-        records stays the model's definition."""
-        topic = self.changelog_prepare(dict(definition), relation, state, file_format, checked)
-        return {**definition, "changelog_topic": topic}
+        registered on a first run, the first version it publishes), a run value."""
+        topic = self._rules.changelog_prepare(
+            dict(definition), relation, state, file_format, checked
+        )
+        return RunDefinition.of(definition).with_run_values(changelog_topic=topic)
 
-    @available
-    def mutable_plan_prepare(
+    def plan_prepare(
         self, definition: Mapping[str, Any], relation: Any, state: Any, file_format: str
-    ) -> dict[str, Any]:
+    ) -> RunDefinition:
         """Before each plan (every attempt): what a run that stopped after its commit left
         is published (the changelog's repair); then the definition the attempt plans
-        with, a copy holding its values: its clock (``now_ms``: the engine's
+        with, holding its run values: its clock (``now_ms``: the engine's
         ``_written_at`` and the TTL cutoff agree), whether the change set finds the
         expired rows itself (``ttl_expired_in_plan``), the live tombstones it reads and
         their clock, and where identity numbering starts (``identity_from``,
         ``identity_guard``)."""
-        self.changelog_repair(dict(definition), relation, state)
-        planned = {
-            **definition,
-            "now_ms": now_ms(),
-            "ttl_expired_in_plan": ttl.expired_in_plan(definition),
-        }
-        planned.update(self.mutable_tombstones_prepare(planned, relation, state, file_format))
+        self._rules.changelog_repair(dict(definition), relation, state)
+        planned = RunDefinition.of(definition).with_run_values(
+            now_ms=now_ms(), ttl_expired_in_plan=ttl.expired_in_plan(definition)
+        )
+        planned = planned.with_run_values(
+            **self._rules.tombstones_prepare(planned, relation, state, file_format)
+        )
         plan_target = relation if state is not None else None
-        planned.update(self.mutable_identity_prepare(planned, plan_target, state, file_format))
-        return planned
+        return planned.with_run_values(
+            **self._rules.identity_prepare(planned, plan_target, state, file_format)
+        )
 
-    @available
-    def mutable_expire_start(
+    def expire_start(
         self,
         table: str,
         relation: Any,
@@ -249,13 +270,18 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         prepared (what it expires is published like any committed version), the plan
         of a run of the model with an empty output, and its ``run_id``.
         ``versions_kept``: the model's config value (None: the default), checked here."""
-        definition = expire_definition(table, state.get("definition"), ttl_ms)
-        definition["versions_kept"] = self._kept_settings(
-            {"versions_kept": versions_kept}, str(relation.identifier)
-        )["versions_kept"]
+        definition = RunDefinition.of(
+            expire_definition(table, state.get("definition"), ttl_ms)
+        ).with_run_values(
+            versions_kept=self._versions.kept_settings(
+                {"versions_kept": versions_kept}, str(relation.identifier)
+            )["versions_kept"]
+        )
         file_format = str(state["file_format"])
-        definition["changelog_topic"] = self.changelog_prepare(
-            definition, relation, state, file_format
+        definition = definition.with_run_values(
+            changelog_topic=self._rules.changelog_prepare(
+                dict(definition), relation, state, file_format
+            )
         )
         return {
             "definition": definition,
@@ -263,8 +289,7 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             "run_id": version_locations.new_run_id(),
         }
 
-    @available
-    def mutable_record_definition(
+    def record_definition(
         self,
         definition: Mapping[str, Any],
         state: Mapping[str, Any],
@@ -289,16 +314,16 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
             clause = table_records.properties_clause(
                 definition, file_format, version, published=published
             )
-            self._execute_trusted(f"alter table {relation} set {clause}")
+            self._sql.trusted(f"alter table {relation} set {clause}")
         if changed:
-            registry = self._mutable_registry_relation(relation, registry_schema, definition)
-            self._execute_trusted(
+            registry = self._tables.registry_relation(relation, registry_schema, definition)
+            self._sql.trusted(
                 table_records.registry_row_sql(
                     str(registry), str(relation), definition, file_format, invocation_id
                 )
             )
         if location and version is not None:
-            self.mutable_sweep_versions(
+            self._versions.sweep(
                 relation,
                 location,
                 definition.get("versions_kept"),
@@ -306,14 +331,13 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                 version_locations.new_run_id(),
             )
 
-    @available
-    def mutable_run_finish(
+    def run_finish(
         self,
         definition: Mapping[str, Any],
         state: Optional[Mapping[str, Any]],
         relation: Any,
         file_format: str,
-        outcome: Mapping[str, Any],
+        outcome: AttemptOutcome,
         collapsed: Any,
         registry_schema: Optional[str],
         invocation_id: str,
@@ -323,9 +347,9 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
         own relations dropped, Iceberg's snapshots beyond ``versions_kept`` expired
         (``expire_snapshots``), and the run's ``adapter_response`` (common/run_report.py)
         with the table's version after it."""
-        committed_location = outcome.get("location")
+        committed_location = outcome.location
         if state is not None:
-            self.mutable_record_definition(
+            self.record_definition(
                 definition,
                 state,
                 relation,
@@ -334,101 +358,21 @@ class MutableRunAdapterMixin(MutableApplyAdapterMixin):
                 registry_schema,
                 invocation_id,
             )
-        for run_relation in outcome.get("run_relations") or ():
+        for run_relation in outcome.run_relations:
             kind = "table" if getattr(run_relation, "type", None) == "table" else "view"
-            self._execute_trusted(f"drop {kind} if exists {run_relation}")
+            self._sql.trusted(f"drop {kind} if exists {run_relation}")
         if definition.get("expire_snapshots"):
-            self.mutable_expire_iceberg_snapshots(
+            self._versions.expire_iceberg_snapshots(
                 relation, int(definition["versions_kept"]), str(definition["table_id"])
             )
-        counts = outcome.get("counts") or {}
+        counts = outcome.counts or {}
         location = committed_location or (state or {}).get("location")
-        version = self._version_after(relation, file_format, counts, location)
+        version = format_reads(file_format, self._sql.rows).version_after(
+            relation, counts, location
+        )
         return run_report.mutable_run_response(
             counts,
             version,
             None if collapsed is None else int(collapsed),
             None if truncate_rows is None else int(truncate_rows),
         )
-
-    @available
-    def mutable_rollback_rewrite(
-        self,
-        definition: dict[str, Any],
-        relation: Any,
-        state: Mapping[str, Any],
-        plan: Mapping[str, Any],
-        staging: Any,
-        run_id: str,
-        next_state_sql: str,
-        registry_schema: Optional[str],
-        invocation_id: str,
-    ) -> dict[str, Any]:
-        """``rollback_mutable_table``'s commit on parquet and orc, as a run's: the
-        changelog repaired, the difference from the kept version staged (``staging``,
-        whose next state is ``next_state_sql``) and counted; when it changes rows, the
-        new version (with the kept version's tombstones) committed by compare-and-swap,
-        published to the changelog and its definition recorded. The staging table is
-        dropped in any case. Returns the counts."""
-        file_format = str(state["file_format"])
-        self.changelog_repair(definition, relation, state)
-        cleanup = [f"drop table if exists {staging}"]
-        try:
-            counts = self.mutable_stage_change_set(staging, plan["change_set_sql"], count=True)[
-                "counts"
-            ]
-            if counts["total"] > 0:
-                tombstones_sql = self.mutable_tombstones_rollback(
-                    definition,
-                    relation,
-                    file_format,
-                    plan["history"],
-                    plan["version"],
-                    plan["location"],
-                )
-                location = self.mutable_commit_rewrite(
-                    definition,
-                    relation,
-                    staging,
-                    next_state_sql,
-                    file_format,
-                    state["location"],
-                    run_id,
-                    None,
-                    cleanup,
-                    True,
-                    counts,
-                    invocation_id,
-                    "rollback",
-                    tombstones_sql,
-                )
-                if definition.get("changelog_topic"):
-                    self.changelog_publish(definition, relation, location)
-                self.mutable_record_definition(
-                    definition,
-                    state,
-                    relation,
-                    file_format,
-                    location,
-                    registry_schema,
-                    invocation_id,
-                )
-        finally:
-            self._execute_trusted(cleanup[0])
-        return counts
-
-    def _version_after(
-        self, relation: Any, file_format: str, counts: Mapping[str, Any], location: Any
-    ) -> Optional[int]:
-        """The table's version after the run: the snapshot an Iceberg batch-sourced MERGE
-        read with its counts, Iceberg's current snapshot, Delta's table version (its
-        name quoted: Delta's grammar takes ``history`` as a keyword), or a rewrite
-        format's version directory."""
-        if counts.get("snapshot_id") is not None:
-            return int(counts["snapshot_id"])
-        if file_format == "delta":
-            name = f"{quote_identifier(relation.schema)}.{quote_identifier(relation.identifier)}"
-            return int(self._run_sql(f"describe history {name} limit 1")[0][0])
-        if file_format == "iceberg":
-            return self._iceberg_current_snapshot(relation)
-        return version_locations.parse_version(location) if location else None

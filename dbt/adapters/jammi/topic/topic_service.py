@@ -1,26 +1,29 @@
-"""The topic wing's face toward Jinja: every ``adapter.topic_*`` method the topic macros
-call, mixed into JammiAdapter. Each delegates to the module that decides: publish.py
-(the offset claim, retention), consumers.py (what a consumer read and records),
-staging.py (where a batch is staged, and the clean-up of failed publishes); the
-registry's side (the registration, the view, the tail's read) is registry_adapter.py.
+"""The topic wing's publish and consumers, as a service: each of the materialization's
+phases is one call the face (impl.py) hands here, and each delegates to the module that
+decides: publish.py (the offset claim, retention), consumers.py (what a consumer read and
+records), staging.py (where a batch is staged, and the clean-up of failed publishes).
+The registry's side (the registration, the view, the tail's read) is
+registry_service.py, which this service holds.
 
-The materialization's phases each make one call: ``topic_register`` (the registry row
-or a first registration's claim, and the view), ``topic_prepare_staging`` and
-``topic_staged_rows`` (stage, and count what was staged), ``topic_apply_retention``
-(retention), ``topic_publish`` (commit and report); a consumer's post-hook
-``topic_commit_consumed``. A batch without rows is no publish: retention and the claim
-do nothing for it (publish.py). A changelog registers its topic through
-``_register_first`` (rules_adapter.changelog_prepare)."""
+The materialization's phases: ``topic_register`` (the registry row or a first
+registration's claim, and the view), ``topic_prepare_staging`` and ``topic_staged_rows``
+(stage, and count what was staged), ``topic_apply_retention`` (retention),
+``topic_publish`` (commit and report); a consumer's post-hook ``topic_commit_consumed``.
+A batch without rows is no publish: retention and the claim do nothing for it
+(publish.py). A changelog registers its topic through the registry's ``register_first``
+(rules_service.changelog_prepare)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common import run_report
+from dbt.adapters.jammi.common.relations import Relations
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
 from dbt.adapters.jammi.topic.consumers import (
     CONSUMERS_TABLE,
     ConsumedRange,
@@ -30,6 +33,7 @@ from dbt.adapters.jammi.topic.consumers import (
     record_consumed,
 )
 from dbt.adapters.jammi.topic.metadata import (
+    TopicMetadataCache,
     read_consumed_offset,
     relation_key,
 )
@@ -41,7 +45,7 @@ from dbt.adapters.jammi.topic.publish import (
     high_water_mark,
     staged_rows_sql,
 )
-from dbt.adapters.jammi.topic.registry_adapter import TopicRegistryAdapterMixin
+from dbt.adapters.jammi.topic.registry_service import TopicRegistryService
 from dbt.adapters.jammi.topic.row_index import is_small_batch
 from dbt.adapters.jammi.topic.staging import (
     prepare_stage_table,
@@ -51,15 +55,47 @@ from dbt.adapters.jammi.topic.staging import (
 logger = AdapterLogger("Jammi")
 
 
-class TopicAdapterMixin(TopicRegistryAdapterMixin):
-    """The ``adapter.topic_*`` methods the topic macros call."""
+# The range each consumer's compiled SQL fixed, kept until its post-hook records it.
+CONSUMER_BOUNDS = ConsumerBounds()
+
+
+class TopicService:
+    def __init__(
+        self,
+        sql: SqlSession,
+        registry: TopicRegistryService,
+        relations: Relations,
+        bounds: ConsumerBounds = CONSUMER_BOUNDS,
+    ) -> None:
+        self.sql, self.registry, self.relations, self.bounds = sql, registry, relations, bounds
+
+    def events_read(
+        self, topic: Any, model_name: str, consumer: str, tenant: Optional[str], where: Any
+    ) -> str:
+        """What ``topic_events()`` reads when the model runs: the events ``consumer`` has
+        not consumed yet, their offset range fixed now (``unconsumed_events_sql``)."""
+        registration = self.registry.registration(topic, model_name)
+        assert registration is not None  # required_by raises instead
+        backing = self.registry.backing_relation(topic, registration)
+        return self.unconsumed_events_sql(topic, registration, backing, consumer, tenant, where)
+
+    def tail(self, schema: str, topic_name: str, tenant: Optional[str]) -> dict[str, Any]:
+        """The live tail's read (python -m dbt.adapters.jammi.topic.tail, docs/tail.md):
+        ``{high_water, source}``, the newest committed offset of the topic registered as
+        ``topic_name`` in ``schema``'s ``topics`` registry, and its backing table in the
+        run's tenant scope."""
+        read = self.registry.tail_read(schema, topic_name)
+        backing = str(read["backing"])
+        source = backing if tenant is None else scoped_relation_sql(backing, tenant)
+        return {"high_water": int(read["high_water"]), "source": source}
+
+    @property
+    def metadata(self) -> TopicMetadataCache:
+        return self.registry.metadata
 
     # --- publish: stage, retention, commit; what consumers read and record -------------
 
-    _consumer_bounds = ConsumerBounds()
-
-    @available
-    def topic_prepare_staging(
+    def prepare_staging(
         self,
         backing: Any,
         topic: dict[str, Any],
@@ -78,35 +114,33 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         else ``parallel``, or ``window`` when the session does not reuse exchanges (read
         after the pre-hooks, which may set spark.sql.exchange.reuse)."""
         if topic["file_format"] in TABLE_FORMATS:
-            staging = prepare_stage_table(self._run_sql, backing, topic["file_format"])
+            staging = prepare_stage_table(self.sql.rows, backing, topic["file_format"])
         else:
-            removed = self._remove_stale_staging(backing, self.topic_table_location(backing))
+            removed = self._remove_stale_staging(backing, self.registry.table_location(backing))
             if removed:
                 logger.debug(
                     f"topic {topic['name']}: removed {len(removed)} abandoned staged batch(es)"
                 )
             staging = {
                 "kind": "directory",
-                "target": self.topic_staging_location(backing),
+                "target": self.registry.staging_location(backing),
                 "using": "parquet",
             }
         ordered = definition.get("row_idx") == "ordered"
         return {**staging, "row_index": "ordered" if ordered else self._row_index_form(batch_sql)}
 
     def _row_index_form(self, batch_sql: str) -> str:
-        if is_small_batch([tuple(row) for row in self._run_sql(f"explain cost {batch_sql}")]):
+        if is_small_batch([tuple(row) for row in self.sql.rows(f"explain cost {batch_sql}")]):
             return "one_task"
-        reuse = self._run_sql("set spark.sql.exchange.reuse")
+        reuse = self.sql.rows("set spark.sql.exchange.reuse")
         off = bool(reuse) and str(reuse[0][1]).lower() == "false"
         return "window" if off else "parallel"
 
-    @available
-    def topic_staged_rows(self, staging: dict[str, str]) -> int:
+    def staged_rows(self, staging: dict[str, str]) -> int:
         """How many rows the publish staged (0: an empty batch, which publishes nothing)."""
-        return int(self._run_sql(staged_rows_sql(staging["kind"], staging["target"]))[0][0])
+        return int(self.sql.rows(staged_rows_sql(staging["kind"], staging["target"]))[0][0])
 
-    @available
-    def topic_apply_retention(
+    def apply_retention(
         self,
         backing: Any,
         topic: dict[str, Any],
@@ -118,7 +152,7 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         if not staged_rows:
             return ""
         plan = apply_retention(
-            self._run_sql,
+            self.sql.rows,
             str(backing),
             topic["file_format"],
             definition.get("retention_offsets"),
@@ -139,14 +173,13 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         """Every registered consumer's position on a topic (none without a positions
         table, which this invocation then knows exists when it does)."""
         consumers = self._consumers_relation(schema)
-        positions = consumer_offsets(self._run_sql, str(consumers), topic_id)
+        positions = consumer_offsets(self.sql.rows, str(consumers), topic_id)
         if positions is None:
             return []
-        self._topic_metadata.put(True, "exists", relation_key(consumers))
+        self.metadata.put(True, "exists", relation_key(consumers))
         return positions
 
-    @available
-    def topic_publish(
+    def publish(
         self,
         backing: Any,
         topic: dict[str, Any],
@@ -165,13 +198,13 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         if staged_rows:
             columns = ["_row_idx", "_produced_at", *(c[0] for c in topic["columns"]), "tenant_id"]
             offset = claim_offset(
-                self._run_sql, str(backing), staging["target"], topic["file_format"], columns
+                self.sql.rows, str(backing), staging["target"], topic["file_format"], columns
             )
         if staging["kind"] == "table":
             purge = " purge" if staging.get("using") == "iceberg" else ""
-            self._run_sql(f"drop table if exists {staging['target']}{purge}")
-            self._topic_metadata.forget("location", relation_key(staging["target"]))
-        elif offset is None and self._has_local_filesystem():
+            self.sql.rows(f"drop table if exists {staging['target']}{purge}")
+            self.metadata.forget("location", relation_key(staging["target"]))
+        elif offset is None and self.sql.local_filesystem:
             storage.remove(staging["target"])
         response = run_report.publish_response(int(staged_rows), offset, previous)
         summary = (
@@ -181,7 +214,7 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         )
         return {"offset": offset, "summary": summary, "response": response}
 
-    def topic_unconsumed_events_sql(
+    def unconsumed_events_sql(
         self,
         topic: Any,
         registration: dict[str, Any],
@@ -196,25 +229,24 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         (``topic_commit_consumed``)."""
         consumers = self._consumers_relation(topic.schema)
         topic_id = registration["topic_id"]
-        after = read_consumed_offset(self._run_sql, str(consumers), topic_id, consumer, tenant)
+        after = read_consumed_offset(self.sql.rows, str(consumers), topic_id, consumer, tenant)
         if after is None:
             after = 0
         else:
-            self._topic_metadata.put(True, "exists", relation_key(consumers))
-        upto = high_water_mark(self._run_sql, str(backing), registration["file_format"])
+            self.metadata.put(True, "exists", relation_key(consumers))
+        upto = high_water_mark(self.sql.rows, str(backing), registration["file_format"])
         name = f"{topic.schema}.{topic.identifier}"
         consumed = ConsumedRange(topic.schema, topic_id, after, upto, tenant, str(backing), name)
-        self._consumer_bounds.remember(consumer, consumed)
+        self.bounds.remember(consumer, consumed)
         columns = [column[0] for column in registration["columns"]]
         return events_select_sql(str(backing), columns, after, upto, tenant, where)
 
-    @available
-    def topic_commit_consumed(self, consumer: str, previous: Any) -> Any:
+    def commit_consumed(self, consumer: str, previous: Any) -> Any:
         """A consumer's post-hook: record what its compiled SQL read
         (consumers.record_consumed). The node's response with ``events_read`` and
         ``offsets_read`` added, or None when it read no topic's events."""
         reads = record_consumed(
-            self._run_sql, consumer, self._consumer_bounds.take(consumer), self._consumers_table
+            self.sql.rows, consumer, self.bounds.take(consumer), self._consumers_table
         )
         if not reads:
             return None
@@ -223,22 +255,22 @@ class TopicAdapterMixin(TopicRegistryAdapterMixin):
         )
 
     def _consumers_relation(self, schema: str) -> Any:
-        return self.Relation.create(schema=schema, identifier=CONSUMERS_TABLE, type="table")  # type: ignore[attr-defined]
+        return self.relations.table(schema, CONSUMERS_TABLE)
 
     def _consumers_table(self, schema: str) -> str:
         """A schema's consumer-position table, created unless this invocation knows it."""
         consumers = self._consumers_relation(schema)
-        if not self._topic_metadata.get("exists", relation_key(consumers)):
-            using = self._topic_registry_format()
-            self._run_sql(create_consumers_sql(str(consumers), using))
-            self._topic_metadata.put(True, "exists", relation_key(consumers))
+        if not self.metadata.get("exists", relation_key(consumers)):
+            using = self.registry.registry_format()
+            self.sql.rows(create_consumers_sql(str(consumers), using))
+            self.metadata.put(True, "exists", relation_key(consumers))
         return str(consumers)
 
     # --- staging: cleanup of failed publishes, how a batch is numbered -----------------------
 
     def _remove_stale_staging(self, backing: Any, location: str) -> list[str]:
         """Remove abandoned staged directories of a parquet topic; returns them."""
-        if not self._has_local_filesystem():
+        if not self.sql.local_filesystem:
             logger.info(
                 f"topic: skipping cleanup of {location.rstrip('/')}/_staging (no file system "
                 "access over this connection method; directories older than a day that no "

@@ -1,14 +1,12 @@
-"""The unit_testing wing's face toward Jinja: the ``adapter.unit_test_*`` methods the
-topic macros call, and the fixture typing ``JammiAdapter.get_columns_in_relation`` defers
-to; unit_testing/fixtures.py decides."""
+"""The unit_testing wing's service: the fixtures the topic macros read in a dbt unit test
+(``adapter.unit_test_*`` on the face, impl.py), and the fixture typing
+``JammiAdapter.get_columns_in_relation`` defers to; unit_testing/fixtures.py decides."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from dbt.adapters.base import available
-from dbt.adapters.base.meta import AdapterMeta
-
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.unit_testing.fixture_values import fixture_value_error
 from dbt.adapters.jammi.unit_testing.fixtures import (
     READS,
@@ -22,15 +20,28 @@ from dbt.adapters.jammi.unit_testing.fixtures import (
     unit_test_subject,
 )
 
+# How each unit test read its fixtures, kept for the process: dbt types a fixture after
+# the tested model's SQL recorded the read (keyed by the node's connection).
+FIXTURE_READS = FixtureReads()
 
-class UnitTestAdapterMixin(metaclass=AdapterMeta):
-    """The ``adapter.unit_test_*`` methods the topic macros call, and the fixture typing
-    ``JammiAdapter.get_columns_in_relation`` defers to."""
+# a relation's columns and jammi.* properties, None when it does not exist
+Describe = Callable[[Any], Optional[tuple[list[Any], dict[str, str]]]]
 
-    _fixture_reads = FixtureReads()
 
-    @available
-    def unit_test_fixture(self, model: Any, relation: Any, reads: str) -> Optional[str]:
+class UnitTestingService:
+    """``describe``: a relation's columns and properties (the adapter's
+    ``describe_for_fixture``); ``column``: the adapter's Column class."""
+
+    def __init__(
+        self,
+        sql: SqlSession,
+        describe: Describe,
+        column: Callable[..., Any],
+        reads: FixtureReads = FIXTURE_READS,
+    ) -> None:
+        self.sql, self.describe, self.column, self.reads = sql, describe, column, reads
+
+    def fixture(self, model: Any, relation: Any, reads: str) -> Optional[str]:
         """Outside a unit test: None. Inside one: the fixture ``relation`` names, recorded
         as read ``reads`` (``events``, ``rows``, ``relation``). A topic read of something
         that is not a fixture is an error; ``tenant_scoped`` of one reads it as is."""
@@ -45,21 +56,17 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
                 return None
         else:
             name = require_fixture(relation, reads, subject)
-        self._fixture_reads.record(str(model.get("unique_id")), name, reads, subject)
+        self.reads.record(str(model.get("unique_id")), name, reads, subject)
         return name
 
-    def _running_node(self) -> Optional[str]:
-        connection = self.connections.get_if_exists()  # type: ignore[attr-defined]
-        return None if connection is None else connection.name
-
-    def unit_test_fixture_columns(self, relation: Any) -> Optional[list[Any]]:
+    def fixture_columns(self, relation: Any) -> Optional[list[Any]]:
         """The columns of a unit test fixture given for ``relation`` that the model reads
         as events or stored rows; None when dbt is not typing such a fixture now."""
-        taken = self._fixture_reads.take(self._running_node(), str(relation.identifier))
+        taken = self.reads.take(self.sql.running_node(), str(relation.identifier))
         if taken is None or taken[0] == RELATION:
             return None
         reads, subject = taken
-        described = self.describe_for_fixture(relation)  # type: ignore[attr-defined]
+        described = self.describe(relation)
         if described is None:
             raise not_built_error(str(relation), subject)
         columns, properties = described
@@ -67,7 +74,7 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
             reads, [(c.name, c.data_type) for c in columns], properties, str(relation), subject
         )
         return [
-            self.Column(  # type: ignore[attr-defined]
+            self.column(
                 column=name,
                 dtype=dtype,
                 table_schema=relation.schema,
@@ -77,8 +84,8 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
             for index, (name, dtype) in enumerate(pairs)
         ]
 
-    @available
-    def unit_test_check_fixture_values(self, relation: Any, rows: Any, columns: Any) -> None:
+    @staticmethod
+    def check_fixture_values(relation: Any, rows: Any, columns: Any) -> None:
         """Refuse a fixture value given for ``relation`` that its column's type cannot
         hold exactly (fixture_values.py); ``columns``: the relation's columns."""
         if not isinstance(rows, (list, tuple)):
@@ -90,6 +97,6 @@ class UnitTestAdapterMixin(metaclass=AdapterMeta):
         if error is not None:
             raise error
 
-    def unit_test_forget_fixtures(self) -> None:
+    def forget_fixtures(self) -> None:
         """Drop what the node now running recorded (its fixtures are typed by now)."""
-        self._fixture_reads.forget(self._running_node())
+        self.reads.forget(self.sql.running_node())

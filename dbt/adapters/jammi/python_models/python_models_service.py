@@ -1,11 +1,12 @@
-"""The Python models' mixin: what the jammi materializations call for a model written in
-Python (docs/python_models.md).
+"""The Python models' service: what the jammi materializations call for a model written
+in Python (``adapter.python_model_batch_sql`` on the face, impl.py;
+docs/python_models.md).
 
 A Python model runs in two steps. Its program runs in this process on the embedded
 session (model_program.py); the DataFrame it returns is checked by the tenant guard on
 its analyzed plan (tenancy/bound_dataframe.py) and registered as a temporary view,
 :func:`batch_view_name`. Then the materialization reads that view as it reads a SQL
-model's output (:meth:`python_model_batch_sql`): ``table`` and ``incremental`` through
+model's output (:meth:`PythonModelsService.batch_sql`): ``table`` and ``incremental`` through
 dbt-spark's SQL path, ``mutable_table`` and ``topic`` as their batch, with every rule and
 check of a SQL model. dbt's own route for Python (``submit_python_job``, a job sent to a
 Databricks cluster) is not taken.
@@ -18,9 +19,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from dbt.adapters.base import available
-
-from dbt.adapters.jammi.common.statements import StatementsMixin
+from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.engine.connect import remote_session
 from dbt.adapters.jammi.python_models.methods import check_python_method
 from dbt.adapters.jammi.python_models.model_program import run_model_program
@@ -53,22 +52,23 @@ def _session(connection: Any) -> Any:
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
-class PythonModelsAdapterMixin(StatementsMixin):
-    @property
-    def _python_batches(self) -> dict[int, str]:
-        """The batch view each of dbt's threads holds for the Python model it runs."""
-        return self.__dict__.setdefault("_python_batch_views", {})
+class PythonModelsService:
+    """A Python model's program run, and its batch view kept for the node that made it
+    (one per dbt thread)."""
 
-    @available
-    def python_model_batch_sql(self, model: Mapping[str, Any], program: str) -> str:
+    def __init__(self, sql: SqlSession) -> None:
+        self.sql = sql
+        # the batch view each of dbt's threads holds for the Python model it runs
+        self.batches: dict[int, str] = {}
+
+    def batch_sql(self, model: Mapping[str, Any], program: str) -> str:
         """Run ``model``'s program (its compiled code) and return the query that reads
         its DataFrame; the materialization reads it as a SQL model's output. Fails
         before any SQL on a connection method that does not run Python."""
         name = str(model["name"])
-        method = self.config.credentials.method  # type: ignore[attr-defined]
-        check_python_method(_method_name(method), name)
-        connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
-        guard = self.connections.tenant_guard  # type: ignore[attr-defined]
+        check_python_method(_method_name(self.sql.credentials.method), name)
+        connection = self.sql.thread_connection()
+        guard = self.sql.tenant_guard
         session = _session(connection)
 
         def load_relation(relation: str) -> Any:
@@ -81,13 +81,12 @@ class PythonModelsAdapterMixin(StatementsMixin):
         check_dataframe(guard, connection, dataframe)
         view = batch_view_name(str(model["schema"]), str(model["alias"]))
         dataframe.createOrReplaceTempView(view)
-        self._python_batches[threading.get_ident()] = view
+        self.batches[threading.get_ident()] = view
         return f"select * from {view}"
 
-    def python_model_drop_batch(self) -> None:
+    def drop_batch(self) -> None:
         """Drop the batch view of the node this thread ran, if it ran a Python model
         (the adapter's post_model_hook: after the node, also when it failed)."""
-        view = self._python_batches.pop(threading.get_ident(), None)
+        view = self.batches.pop(threading.get_ident(), None)
         if view is not None:
-            connection = self.connections.get_thread_connection()  # type: ignore[attr-defined]
-            _session(connection).catalog.dropTempView(view)
+            _session(self.sql.thread_connection()).catalog.dropTempView(view)
