@@ -22,6 +22,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.jammi.topic import publish
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 from tests.conftest import test_file_format
 from tests.functional.topic.fixtures import CDC_ORDERS_SQL, TopicProject, registration, rows, spark
 
@@ -70,7 +71,7 @@ class TestTopicConcurrentPublishers(TopicProject):
                 try:
                     return [tuple(r) for r in session.sql(sql).collect()]
                 except Exception as exc:
-                    if publish.is_conflict(str(exc), fmt):
+                    if topic_format(fmt).lost_claim(str(exc)):
                         conflicts.append(name)
                     raise
 

@@ -11,15 +11,17 @@ from dbt.adapters.jammi.topic.publish import (
     TopicPublishError,
     apply_retention,
     claim_offset,
-    delta_publish_sql,
     events_select_sql,
+    retention_plan,
+)
+from dbt.adapters.jammi.topic.staging import stale_stage_tables
+from dbt.adapters.jammi.topic.topic_formats import (
+    delta_publish_sql,
     iceberg_publish_sql,
     next_offset,
     offsets_from_partitions,
-    retention_plan,
-    retention_sql,
+    topic_format,
 )
-from dbt.adapters.jammi.topic.staging import stale_stage_tables
 from tests.unit.recorded_engine import RecordedEngine
 from tests.unit.topic.services import topic_services
 
@@ -198,12 +200,17 @@ def test_retention_by_age_keeps_the_high_water_mark():
 
 
 def test_retention_sql_per_format():
-    assert retention_sql("s.t", [2, 1], "parquet") == (
+    assert topic_format("parquet").retention_sql("s.t", [2, 1]) == (
         "alter table s.t drop if exists partition (_offset=1), partition (_offset=2)"
     )
-    assert retention_sql("s.t", [2, 1], "delta") == "delete from s.t where _offset <= 2"
-    assert retention_sql("s.t", [], "delta") is None
-    assert retention_sql("s.t", [3, 1], "iceberg") == "delete from s.t where _offset <= 3"
+    assert topic_format("delta").retention_sql("s.t", [2, 1]) == (
+        "delete from s.t where _offset <= 2"
+    )
+    assert topic_format("delta").retention_sql("s.t", []) is None
+    assert topic_format("parquet").retention_sql("s.t", []) is None
+    assert topic_format("iceberg").retention_sql("s.t", [3, 1]) == (
+        "delete from s.t where _offset <= 3"
+    )
 
 
 def test_retention_drops_what_the_plan_allows_counting_the_publish_to_come():

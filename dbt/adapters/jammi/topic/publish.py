@@ -3,23 +3,15 @@
 The Jinja materialization orchestrates; everything here is a decision or a retry loop
 that needs to catch an engine error, which Jinja cannot do:
 
-- ``claim_offset``: the publish commit. On parquet the batch is first staged into a
-  fresh directory, then claimed with ``ALTER TABLE ... ADD PARTITION (_offset=N)
-  LOCATION <staging dir>``. The metastore refuses a partition that already exists, so
-  the claim is the lock: exactly one publisher gets N, the loser re-reads the offsets
-  and claims N+1 with the same staged files (the offset lives only in the partition
-  spec, not in the files). On delta the staged rows are appended by one ``INSERT``
-  whose offset is computed inside the same Delta transaction from the table it reads;
-  Delta's optimistic concurrency rejects the second of two concurrent commits
-  (``ConcurrentAppendException``, the table is set to ``Serializable``), and the loser
-  retries. On iceberg the offset N (one more than the newest) is read first, then one
-  ``MERGE`` inserts the staged rows as offset N: a row already at N fails it (its
-  matched clause raises), and Iceberg's serializable validation fails it when another
-  commit added rows since the MERGE read the table. The loser reads again and retries.
-  A batch without rows claims nothing (``staged_rows_sql`` counts it first): an offset
-  is claimed only by rows stored under it. Claimed empty, an offset would read as a
-  publish nowhere: the Iceberg and Delta claims compute the next offset from the
-  newest stored row, so the next publish would report it again.
+- ``claim_offset``: the publish commit, retried while concurrent publishes win. How
+  one try claims an offset is its format's (topic/topic_formats.py): a parquet topic
+  attaches the staged directory as partition ``_offset=N``, a Delta topic appends with
+  the offset read inside its transaction, an Iceberg topic stores the rows as N by a
+  validated MERGE. The loser of a race reads again and claims the next offset with the
+  same staged batch. A batch without rows claims nothing (``staged_rows_sql`` counts it
+  first): an offset is claimed only by rows stored under it. Claimed empty, an offset
+  would read as a publish nowhere: the Iceberg and Delta claims compute the next offset
+  from the newest stored row, so the next publish would report it again.
 - ``retention_plan``: which offsets may be dropped.
 - ``apply_retention``: reads what is stored and what the consumers consumed, drops
   the offsets the plan allows.
@@ -28,7 +20,6 @@ that needs to catch an engine error, which Jinja cannot do:
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,12 +28,10 @@ from typing import Any, Callable, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
-from dbt.adapters.jammi.engine.commit_conflicts import is_commit_conflict
+from dbt.adapters.jammi.common.validation import quote_identifier
 from dbt.adapters.jammi.tenancy.plan import scoped_relation_sql
-from dbt.adapters.jammi.topic.staging import (
-    check_claimable,
-)
+from dbt.adapters.jammi.topic.staging import check_claimable
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 ENGINE_COLUMNS = ("_offset", "_row_idx", "_produced_at")
 EVENT_COLUMNS = {
@@ -52,16 +41,9 @@ EVENT_COLUMNS = {
     "tenant_id": "event_tenant_id",
 }
 MAX_CLAIM_ATTEMPTS = 20
-# Formats whose offsets live in the rows (a column), not in metastore partitions.
-TABLE_FORMATS = ("delta", "iceberg")
-# What an iceberg publish's MERGE raises when its offset is already stored.
-OFFSET_TAKEN = "jammi: topic offset already claimed"
 CLAIM_LOST = "offset claim lost to a concurrent publish; retrying"
 
 logger = AdapterLogger("jammi")
-
-_PARTITION = re.compile(r"_offset=(\d+)")
-_PARQUET_CONFLICT = ("PARTITIONS_ALREADY_EXIST", "AlreadyExistsException", "already exist")
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
@@ -74,118 +56,12 @@ def now_micros() -> int:
     return time.time_ns() // 1000
 
 
-# --- offsets -------------------------------------------------------------------
-
-
-def offsets_from_partitions(rows: Iterable[Sequence[Any]]) -> list[int]:
-    """Offsets from ``SHOW PARTITIONS`` rows (``_offset=7``), ascending."""
-    offsets = []
-    for row in rows:
-        match = _PARTITION.search(str(row[0]))
-        if match:
-            offsets.append(int(match.group(1)))
-    return sorted(offsets)
-
-
-def high_water_mark(run_sql: RunSql, backing: str, file_format: str) -> int:
-    """The newest committed offset of a topic (0: none): delta's and iceberg's
-    ``max(_offset)``, a parquet topic's newest partition (listed by the metastore, no
-    data read)."""
-    if file_format in TABLE_FORMATS:
-        return int(run_sql(f"select coalesce(max(_offset), 0) from {backing}")[0][0])
-    offsets = offsets_from_partitions(run_sql(show_partitions_sql(backing)))
-    return offsets[-1] if offsets else 0
-
-
-def next_offset(offsets: Iterable[Optional[int]]) -> int:
-    present = [int(o) for o in offsets if o is not None]
-    return (max(present) if present else 0) + 1
-
-
-def is_conflict(message: str, file_format: str) -> bool:
-    if file_format == "iceberg":
-        return is_commit_conflict(message) or OFFSET_TAKEN in message
-    if file_format == "delta":
-        return is_commit_conflict(message)
-    return any(marker in message for marker in _PARQUET_CONFLICT)
-
-
-# --- SQL the publish commit runs -----------------------------------------------
-
-
-def show_partitions_sql(backing: str) -> str:
-    return f"show partitions {backing}"
-
-
 def staged_rows_sql(kind: str, target: str) -> str:
     """The rows of a staged batch (``kind``: a parquet ``directory`` or a stage
     ``table``). An empty batch is a parquet file of no rows, so this reads as 0."""
     if kind == "directory":
         return f"select count(*) from parquet.`{target}`"
     return f"select count(*) from {target}"
-
-
-def claim_partition_sql(backing: str, offset: int, staging_location: str) -> str:
-    return (
-        f"alter table {backing} add partition (_offset={int(offset)}) "
-        f"location {sql_string_literal(staging_location)}"
-    )
-
-
-def delta_publish_sql(backing: str, stage_table: str, columns: Sequence[str]) -> str:
-    """One append whose offset is read from the table inside the same transaction.
-
-    The read of ``backing`` makes it a non-blind append, so Delta's conflict check
-    fails the later of two concurrent publishes instead of letting both commit N."""
-    select = ", ".join(f"staged.{quote_identifier(c)}" for c in columns)
-    return (
-        f"insert into {backing} "
-        f"select next_offset._offset, {select} "
-        f"from (select coalesce(max(_offset), 0) + 1 as _offset from {backing}) next_offset "
-        f"cross join {stage_table} staged"
-    )
-
-
-def iceberg_publish_sql(backing: str, stage_table: str, columns: Sequence[str], offset: int) -> str:
-    """One MERGE that stores the staged rows as ``offset``, or fails.
-
-    The condition on the target alone (``_offset = N``) is pushed to its scan, so the
-    MERGE reads only files that may hold N, and Iceberg's serializable validation checks
-    that no commit since that scan added rows that may hold N. A row already at N (read
-    by the scan) reaches the matched clause, which raises ``OFFSET_TAKEN``: the claim is
-    lost either way, never shared."""
-    select = ", ".join(f"staged.{quote_identifier(c)}" for c in columns)
-    names = ", ".join(quote_identifier(c) for c in ("_offset", *columns))
-    values = ", ".join(f"source.{quote_identifier(c)}" for c in ("_offset", *columns))
-    taken = sql_string_literal(f"{OFFSET_TAKEN}: {int(offset)}")
-    return (
-        f"merge into {backing} target "
-        f"using (select cast({int(offset)} as bigint) as _offset, {select} "
-        f"from {stage_table} staged) source "
-        f"on target._offset = {int(offset)} and target._offset = source._offset "
-        f"and target._row_idx = source._row_idx "
-        f"when matched then update set target._offset = cast(raise_error({taken}) as bigint) "
-        f"when not matched then insert ({names}) values ({values})"
-    )
-
-
-def delta_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]:
-    if not offsets:
-        return None
-    return f"delete from {backing} where _offset <= {int(max(offsets))}"
-
-
-def parquet_retention_sql(backing: str, offsets: Sequence[int]) -> Optional[str]:
-    if not offsets:
-        return None
-    specs = ", ".join(f"partition (_offset={int(o)})" for o in sorted(offsets))
-    return f"alter table {backing} drop if exists {specs}"
-
-
-def retention_sql(backing: str, offsets: Sequence[int], file_format: str) -> Optional[str]:
-    if file_format in TABLE_FORMATS:
-        return delta_retention_sql(backing, offsets)
-    return parquet_retention_sql(backing, offsets)
 
 
 def claim_offset(
@@ -203,40 +79,19 @@ def claim_offset(
     ``run_sql`` executes one statement and returns its rows, raising on failure. A batch
     staged more than 12 h ago is refused (``staging.check_claimable``): cleanup
     may remove it, so it must never be committed."""
+    stored_as = topic_format(file_format)
     last_error = ""
     for attempt in range(max_attempts):
         check_claimable(staging_location, int(time.time()), f"topic table {backing}")
-        if file_format == "iceberg":
-            offset = high_water_mark(run_sql, backing, file_format) + 1
-            try:
-                run_sql(iceberg_publish_sql(backing, staging_location, columns, offset))
-                return offset
-            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-                if not is_conflict(str(exc), file_format):
-                    raise
-                last_error = str(exc)
-                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
-        elif file_format == "delta":
-            try:
-                run_sql(delta_publish_sql(backing, staging_location, columns))
-            except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
-                if not is_conflict(str(exc), file_format):
-                    raise
-                last_error = str(exc)
-                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
-            else:
-                rows = run_sql(f"select max(_offset) from {backing}")
-                return int(rows[0][0])
+        try:
+            offset = stored_as.claim(run_sql, backing, staging_location, columns)
+        except Exception as exc:  # noqa: BLE001 - engine errors arrive untyped
+            if not stored_as.lost_claim(str(exc)):
+                raise
+            last_error = str(exc)
+            logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
         else:
-            offset = next_offset(offsets_from_partitions(run_sql(show_partitions_sql(backing))))
-            try:
-                run_sql(claim_partition_sql(backing, offset, staging_location))
-                return offset
-            except Exception as exc:  # noqa: BLE001
-                if not is_conflict(str(exc), file_format):
-                    raise
-                last_error = str(exc)
-                logger.info(f"topic table {backing}: {CLAIM_LOST} (attempt {attempt + 1})")
+            return offset if offset is not None else stored_as.claimed_offset(run_sql, backing)
         time.sleep(min(0.05 * (attempt + 1), 0.5))
     raise TopicPublishError(
         f"topic table {backing}",
@@ -308,7 +163,7 @@ def apply_retention(
     plan = retention_plan(
         stored, retention_offsets, retention_ms, consumer_offsets(), now_micros(), incoming=1
     )
-    statement = retention_sql(backing, plan.drop, file_format)
+    statement = topic_format(file_format).retention_sql(backing, plan.drop)
     if statement:
         run_sql(statement)
     return plan

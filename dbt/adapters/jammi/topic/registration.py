@@ -40,22 +40,18 @@ from dbt.adapters.jammi.topic.registry_sql import (
     name_owner_sql,
     stage_registration_sql,
 )
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
 VIEW_FINGERPRINT = "jammi.view_fingerprint"
 
-# The formats a topic's backing table is stored in, by the format the model resolves to.
-# Delta appends under its own conflict check and Iceberg claims each offset with a
-# validated MERGE (topic/publish.py); everything else is a parquet table whose offsets
-# are claimed as metastore partitions.
-TOPIC_STORAGE_FORMATS = {"delta": "delta", "iceberg": "iceberg"}
-
 
 def topic_storage_format(file_format: str) -> str:
     """The format a topic (or a changelog topic) whose model resolves to ``file_format``
-    stores its events in: delta on Delta, iceberg on Iceberg, else parquet."""
-    return TOPIC_STORAGE_FORMATS.get(str(file_format).lower(), "parquet")
+    stores its events in: delta on Delta, iceberg on Iceberg, else parquet
+    (topic/topic_formats.py)."""
+    return topic_format(file_format).name
 
 
 _ALREADY_EXISTS = (
@@ -233,8 +229,7 @@ def register_first(
         won = claim_registration(run_sql, registry, candidate["name"], staged, subject)
     if won:
         return True
-    purge = " purge" if candidate["file_format"] == "iceberg" else ""
-    run_sql(f"drop table if exists {backing}{purge}")
+    run_sql(f"drop table if exists {backing}{topic_format(candidate['file_format']).drop_suffix}")
     return False
 
 

@@ -23,9 +23,6 @@ from dbt.adapters.jammi.topic.metadata import (
     read_registry_row,
     relation_key,
 )
-from dbt.adapters.jammi.topic.publish import (
-    high_water_mark,
-)
 from dbt.adapters.jammi.topic.registration import (
     apply_view,
     check_catalog_service_format,
@@ -42,6 +39,7 @@ from dbt.adapters.jammi.topic.registry_sql import (
     view_select_sql,
 )
 from dbt.adapters.jammi.topic.staging import publish_id
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 logger = AdapterLogger("Jammi")
 
@@ -249,7 +247,7 @@ class TopicRegistryService:
                 "registry lives"
             )
         backing = self.backing_relation(registry, found)
-        upto = high_water_mark(self.sql.rows, str(backing), found["file_format"])
+        upto = topic_format(found["file_format"]).high_water_mark(self.sql.rows, str(backing))
         return {"high_water": upto, "backing": backing}
 
     def read_session(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 REGISTRY_TABLE = "topics"
 
@@ -78,11 +79,9 @@ def stored_columns(topic: Mapping[str, Any]) -> list[str]:
 def create_backing_sql(backing: str, topic: Mapping[str, Any]) -> str:
     """The backing table: delta appends under its own conflict check (Serializable);
     iceberg's MERGE claim is validated under serializable isolation, set explicitly
-    (publish.iceberg_publish_sql); parquet is partitioned by ``_offset``, each offset
+    (topic_formats.iceberg_publish_sql); parquet is partitioned by ``_offset``, each offset
     claimed as a partition."""
-    delta = topic["file_format"] == "delta"
-    iceberg = topic["file_format"] == "iceberg"
-    not_null = " not null" if delta or iceberg else ""
+    not_null, partitioning, format_properties = topic_format(topic["file_format"]).backing_layout()
     lines = [f"  _offset bigint{not_null},", f"  _row_idx bigint{not_null},"]
     lines.append(f"  _produced_at bigint{not_null},")
     lines.extend(f"  {quote_identifier(c[0])} {c[1]}," for c in topic["columns"])
@@ -92,13 +91,7 @@ def create_backing_sql(backing: str, topic: Mapping[str, Any]) -> str:
         f"  'jammi.topic_id' = {sql_string_literal(topic['topic_id'])}",
         f"  'jammi.topic_name' = {sql_string_literal(topic['name'])}",
     ]
-    if delta:
-        properties.extend(
-            ["  'delta.isolationLevel' = 'Serializable'", "  'delta.appendOnly' = 'false'"]
-        )
-    if iceberg:
-        properties.append("  'write.merge.isolation-level' = 'serializable'")
-    partitioning = "" if delta or iceberg else "\npartitioned by (_offset)"
+    properties.extend(f"  {p}" for p in format_properties)
     return (
         f"create table {backing} (\n" + "\n".join(lines) + f"\n) using {topic['file_format']}"
         f"{partitioning}\ncomment {comment}\ntblproperties (\n" + ",\n".join(properties) + "\n)"

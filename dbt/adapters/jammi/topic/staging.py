@@ -30,6 +30,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine import storage
+from dbt.adapters.jammi.topic.topic_formats import PartitionedTopic
 
 STAGE_MAX_AGE_S = 24 * 3600
 CLAIM_MAX_AGE_S = 12 * 3600
@@ -128,15 +129,18 @@ def remove_stale_stage_tables(
     return stale
 
 
-def prepare_stage_table(run_sql: RunSql, backing: Any, file_format: str) -> dict[str, str]:
-    """A delta or iceberg publish's stage table, after dropping the stale ones: parquet
-    for delta (dropped after the commit), an Iceberg table for iceberg (a catalog
-    service keeps no other kind; purged after the commit, as a plain drop keeps its
-    files). ``kind``, ``target`` and ``using``, as ``topic_prepare_staging`` returns."""
-    using = "iceberg" if file_format == "iceberg" else "parquet"
-    remove_stale_stage_tables(run_sql, backing.schema, backing.identifier, purge=using == "iceberg")
+def prepare_stage_table(
+    run_sql: RunSql, backing: Any, stored_as: PartitionedTopic
+) -> dict[str, str]:
+    """A delta or iceberg publish's stage table, after dropping the stale ones, stored
+    as its topic format's ``stage_using``: parquet for delta (dropped after the commit),
+    an Iceberg table for iceberg (a catalog service keeps no other kind; purged after
+    the commit, as a plain drop keeps its files). ``kind``, ``target`` and ``using``, as
+    ``topic_prepare_staging`` returns."""
+    purge = bool(stored_as.drop_suffix)
+    remove_stale_stage_tables(run_sql, backing.schema, backing.identifier, purge=purge)
     stage = f"{stage_table_prefix(backing.identifier)}{publish_id()}"
-    return {"kind": "table", "target": f"{backing.schema}.{stage}", "using": using}
+    return {"kind": "table", "target": f"{backing.schema}.{stage}", "using": stored_as.stage_using}
 
 
 def remove_stale_staging_dirs(schema: str, backing_identifier: str, location: str) -> list[str]:

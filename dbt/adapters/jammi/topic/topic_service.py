@@ -38,11 +38,9 @@ from dbt.adapters.jammi.topic.metadata import (
     relation_key,
 )
 from dbt.adapters.jammi.topic.publish import (
-    TABLE_FORMATS,
     apply_retention,
     claim_offset,
     events_select_sql,
-    high_water_mark,
     staged_rows_sql,
 )
 from dbt.adapters.jammi.topic.registry_service import TopicRegistryService
@@ -51,6 +49,7 @@ from dbt.adapters.jammi.topic.staging import (
     prepare_stage_table,
     remove_stale_staging_dirs,
 )
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 logger = AdapterLogger("Jammi")
 
@@ -113,8 +112,9 @@ class TopicService:
         ``one_task`` when Spark estimates the batch small (``explain cost``: no job runs),
         else ``parallel``, or ``window`` when the session does not reuse exchanges (read
         after the pre-hooks, which may set spark.sql.exchange.reuse)."""
-        if topic["file_format"] in TABLE_FORMATS:
-            staging = prepare_stage_table(self.sql.rows, backing, topic["file_format"])
+        stored_as = topic_format(topic["file_format"])
+        if stored_as.offsets_in_rows:
+            staging = prepare_stage_table(self.sql.rows, backing, stored_as)
         else:
             removed = self._remove_stale_staging(backing, self.registry.table_location(backing))
             if removed:
@@ -234,7 +234,8 @@ class TopicService:
             after = 0
         else:
             self.metadata.put(True, "exists", relation_key(consumers))
-        upto = high_water_mark(self.sql.rows, str(backing), registration["file_format"])
+        stored_as = topic_format(registration["file_format"])
+        upto = stored_as.high_water_mark(self.sql.rows, str(backing))
         name = f"{topic.schema}.{topic.identifier}"
         consumed = ConsumedRange(topic.schema, topic_id, after, upto, tenant, str(backing), name)
         self.bounds.remember(consumer, consumed)

@@ -43,8 +43,9 @@ from dbt.adapters.jammi.mutable_table.rules.ttl import WRITTEN_AT_COLUMN
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.definition import default_topic_name
-from dbt.adapters.jammi.topic.publish import EVENT_COLUMNS, claim_partition_sql
+from dbt.adapters.jammi.topic.publish import EVENT_COLUMNS
 from dbt.adapters.jammi.topic.registration import is_already_exists
+from dbt.adapters.jammi.topic.topic_formats import claim_partition_sql
 
 if TYPE_CHECKING:
     from dbt.adapters.jammi.mutable_table.definition import MutableTableDefinition

@@ -25,7 +25,7 @@ commit and its publish left). On a parquet topic the staged directory is attache
 partition ``_offset = n``, and the metastore admits one partition per offset. On an
 Iceberg topic (the topic of an Iceberg table; the only kind an Iceberg catalog service
 keeps) one MERGE stores the staged events as ``n`` unless rows of ``n`` exist, validated
-under serializable isolation (topic/publish.py ``iceberg_publish_sql``): of two
+under serializable isolation (topic/topic_formats.py ``iceberg_publish_sql``): of two
 publishes of ``n`` one commits and the other finds ``n`` stored. Either way each version
 is published once.
 
@@ -45,12 +45,12 @@ from dbt.adapters.jammi.common.validation import sql_string_literal
 from dbt.adapters.jammi.engine.commit_conflicts import run_claim
 from dbt.adapters.jammi.mutable_table.commit.branch_commit import HEAD_TAG, committed_tags_sql
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
-from dbt.adapters.jammi.topic.publish import (
+from dbt.adapters.jammi.topic.registration import is_not_found
+from dbt.adapters.jammi.topic.topic_formats import (
     OFFSET_TAKEN,
     iceberg_publish_sql,
     offsets_from_partitions,
 )
-from dbt.adapters.jammi.topic.registration import is_not_found
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 

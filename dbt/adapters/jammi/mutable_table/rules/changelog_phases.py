@@ -25,9 +25,9 @@ from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_sql
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
-from dbt.adapters.jammi.topic.publish import offsets_from_partitions
 from dbt.adapters.jammi.topic.registration import is_not_found
 from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE, name_owner_sql
+from dbt.adapters.jammi.topic.topic_formats import offsets_from_partitions
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
 
