@@ -293,7 +293,8 @@ MUTABLE_LAYERS: list[tuple[str, set[str]]] = [
             """format_reads planner_rules run_start commit.branch_commit commit.iceberg_merge
             commit.leftovers
             commit.merge_commit commit.rewrite_commit commit.run_plan
-            rules.changelog_iceberg rules.changelog_phases rules.identity_phases
+            rules.changelog_feeds rules.changelog_iceberg rules.changelog_phases
+            rules.identity_phases
             rules.tombstone_phases versions.iceberg_snapshots
             versions.kept_version_phases""".split()
         ),

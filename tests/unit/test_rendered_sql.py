@@ -44,7 +44,11 @@ STAGED = "file:/t/topic/_staged/file:/w/prices/v{:010d}_r"
 def _definition(table: str, schema: dict, **config: Any) -> dict:
     config.setdefault("changelog", True)
     defn = MutableTableDefinition.from_config(table, schema, config).to_dict()
-    defn["changelog_topic"] = {"file_format": "parquet", "location": "file:/t/topic"}
+    defn["changelog_topic"] = {
+        "file_format": "parquet",
+        "table_format": "parquet",
+        "location": "file:/t/topic",
+    }
     return defn
 
 

@@ -131,6 +131,7 @@ def with_topic(file_format: str, since: int = 1) -> dict:
         "backing": "s.__topic_a",
         "location": None if file_format == "delta" else "file:/w/__topic_a",
         "file_format": file_format,
+        "table_format": file_format,
         "since": since,
     }
     return defn

@@ -465,7 +465,11 @@ def test_a_changelog_plan_carries_the_stored_values(topic_format, config, carrie
     """With a changelog on a rewrite format the change set carries each changed row's
     stored values, and the changelog's staging reads them there instead of the table."""
     defn = definition(PRICES, primary_key=["sku"], changelog=True, **config)
-    defn["changelog_topic"] = {"file_format": topic_format, "location": "file:/t/topic"}
+    defn["changelog_topic"] = {
+        "file_format": topic_format,
+        "table_format": topic_format,
+        "location": "file:/t/topic",
+    }
     sql = change_set_sql(defn)
     assert ("t_price as _jammi_prev_1" in sql) is carries
     if topic_format == "delta":

@@ -316,7 +316,15 @@ def test_a_run_that_published_its_version_records_it_with_its_properties():
         "accounts", {"id": "bigint", "name": "string"}, {"primary_key": ["id"], "changelog": True}
     ).to_dict()
     stored = {"definition": recorded_definition(defn), "location": "file:/w/a/v0000000007_r"}
-    run = dict(defn, changelog_topic={"backing": "s.b", "file_format": "parquet", "since": 1})
+    run = dict(
+        defn,
+        changelog_topic={
+            "backing": "s.b",
+            "file_format": "parquet",
+            "table_format": "parquet",
+            "since": 1,
+        },
+    )
     adapter = _Record()
     committed = "file:/w/a/v0000000008_r"
     adapter.run.record_definition(run, stored, "s.a", "parquet", committed, None, "i")

@@ -26,6 +26,7 @@ from typing import Any, Optional
 from dbt.adapters.jammi.common.errors import JammiValidationError
 from dbt.adapters.jammi.mutable_table.column_types import variant_refusal
 from dbt.adapters.jammi.mutable_table.rules import tombstones
+from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.versions.iceberg_expiry import expiry_refusal
 
 ICEBERG = "iceberg"
@@ -58,7 +59,7 @@ def check_file_format_support(
     """Raise naming the model when the resolved ``file_format`` cannot keep an option."""
     refusal = variant_refusal(definition.get("columns") or [], file_format) or (
         iceberg_refusal(definition)
-        if file_format == ICEBERG
+        if table_format(file_format).expires_snapshots
         else expiry_refusal(definition, file_format)
     )
     if refusal is not None:

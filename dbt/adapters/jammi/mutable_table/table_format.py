@@ -9,7 +9,7 @@ formats apply a change set with one MERGE, and keep their versions themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from dbt.adapters.jammi.mutable_table.schema_evolution import (
@@ -89,6 +89,12 @@ class TableFormat:
         """What removes this format's old versions (``expire_snapshots`` refused)."""
         return f"file_format {self.name} removes versions beyond versions_kept on every run"
 
+    def layout_sql(self, relation: str, columns: Sequence[str]) -> str:
+        """The statement that lays a new table out by ``columns`` (quoted), after its
+        create; empty for a rewrite format, which sorts within each file as it writes
+        (commit/version_commit.py ``sort_clause``)."""
+        return ""
+
 
 class DeltaFormat(TableFormat):
     applies_by_merge = True
@@ -113,6 +119,9 @@ class DeltaFormat(TableFormat):
     def storage_kept_by(self) -> str:
         return "a Delta table's storage is its VACUUM's"
 
+    def layout_sql(self, relation: str, columns: Sequence[str]) -> str:
+        return f"optimize {relation} zorder by ({', '.join(columns)})"
+
 
 class IcebergFormat(TableFormat):
     applies_by_merge = True
@@ -127,6 +136,9 @@ class IcebergFormat(TableFormat):
 
     def _evolution(self, properties: Mapping[str, Any]) -> FormatEvolution:
         return IcebergEvolution(self.name, column_mapping=_column_mapping(properties))
+
+    def layout_sql(self, relation: str, columns: Sequence[str]) -> str:
+        return f"alter table {relation} write ordered by {', '.join(columns)}"
 
 
 class OrcFormat(TableFormat):

@@ -46,6 +46,9 @@ class PartitionedTopic:
     stage_using = "parquet"
     # added to ``drop table``: Iceberg's stage tables keep their files without purge
     drop_suffix = ""
+    # a changelog stages its events under the backing table's location (Delta's
+    # changelog appends the table's change data feed instead: rules/changelog_feeds.py)
+    stages_under_location = True
 
     def high_water_mark(self, run_sql: RunSql, backing: str) -> int:
         """The newest committed offset (0: none), listed by the metastore: no data read."""
@@ -107,6 +110,7 @@ class ColumnTopic(PartitionedTopic):
 
 class DeltaTopic(ColumnTopic):
     name = "delta"
+    stages_under_location = False
 
     def claim(
         self, run_sql: RunSql, backing: str, staged: str, columns: Sequence[str]

@@ -76,9 +76,9 @@ def sort_clause(definition: Mapping[str, Any]) -> str:
 
 
 def zorder_sql(definition: Mapping[str, Any], relation: str, file_format: str) -> str:
-    """Delta: ``optimize ... zorder by`` the index columns, the ordering column first
-    when no index has it; Iceberg: the table's write order by them. Empty when the
-    definition has none."""
+    """The format's layout of a new table by the index columns, the ordering column
+    first when no index has it (``TableFormat.layout_sql``: Delta's ``optimize ... zorder
+    by``, Iceberg's write order). Empty when the definition has none."""
     names: list[str] = []
     for index in definition.get("indexes") or []:
         names += [c for c in index["columns"] if c not in names]
@@ -88,9 +88,7 @@ def zorder_sql(definition: Mapping[str, Any], relation: str, file_format: str) -
     columns = [quote_identifier(c) for c in names]
     if not columns:
         return ""
-    if file_format == "iceberg":
-        return f"alter table {relation} write ordered by {', '.join(columns)}"
-    return f"optimize {relation} zorder by ({', '.join(columns)})"
+    return table_format(file_format).layout_sql(relation, columns)
 
 
 def write_version_sql(
@@ -226,8 +224,9 @@ def create_steps(
     first_state_sql, change_set, fail_at = write.statement, attempt.change_set, attempt.fail_at
     drop_table = f"drop table if exists {target}"
     steps: list[Step] = []
-    if table_format(file_format).applies_by_merge:
-        if file_format == "iceberg" and definition.get("changelog_topic"):
+    stored_as = table_format(file_format)
+    if stored_as.applies_by_merge:
+        if stored_as.merges_on_branch and definition.get("changelog_topic"):
             steps += parts.rules.changelog_create_steps(definition, target, change_set)
         steps.append(
             {

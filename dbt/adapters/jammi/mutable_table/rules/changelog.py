@@ -174,6 +174,10 @@ def value_columns(definition: Mapping[str, Any]) -> list[str]:
     return [s["column"] for s in event_sources(definition) if s["source"] == "after"]
 
 
+def subject_of(definition: Mapping[str, Any]) -> str:
+    return f"mutable_table '{definition['table_id']}'"
+
+
 def previous_in_plan(definition: Mapping[str, Any]) -> bool:
     """Whether the change set carries every changed row's stored values
     (``_jammi_prev_<n>``, one per storage column), so that staging the changelog does not
@@ -182,8 +186,7 @@ def previous_in_plan(definition: Mapping[str, Any]) -> bool:
     topic = definition.get("changelog_topic") or {}
     return (
         bool(topic)
-        and topic.get("file_format") != "delta"
-        and topic.get("table_format") != "iceberg"
+        and table_format(topic["table_format"]).changelog_previous_in_plan
         and definition.get("history", "none") == "none"
         and not definition.get("ttl_ms")
     )
@@ -253,12 +256,7 @@ def published_mark(definition: Mapping[str, Any], location: Optional[str]) -> Op
     table without a changelog, or no committed version."""
     topic = definition.get("changelog_topic") or {}
     version = parse_version(location) if location else None
-    if (
-        not topic
-        or version is None
-        or topic.get("file_format") == "delta"
-        or topic.get("table_format") == "iceberg"
-    ):
+    if not topic or version is None or table_format(topic["table_format"]).applies_by_merge:
         return None
     return f"{version}@{topic['backing']}"
 

@@ -50,6 +50,7 @@ from dbt.adapters.jammi.topic.topic_formats import (
     OFFSET_TAKEN,
     iceberg_publish_sql,
     offsets_from_partitions,
+    topic_format,
 )
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
@@ -159,7 +160,7 @@ def publish(run_sql: RunSql, definition: Mapping[str, Any], relation: str) -> li
     committed = _committed(run_sql, relation, topic.get("created_tag"))
     if not committed:
         return []
-    if topic["file_format"] == "iceberg":
+    if topic_format(topic["file_format"]).offsets_in_rows:
         return _store_versions(run_sql, topic, committed)
     published = set(offsets_from_partitions(run_sql(f"show partitions {topic['backing']}")))
     attached = []

@@ -19,23 +19,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
-from dbt.adapters.events.logging import AdapterLogger
-
 from dbt.adapters.jammi.common.errors import JammiValidationError
-from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_iceberg, changelog_sql
+from dbt.adapters.jammi.mutable_table.rules import changelog, changelog_sql
+from dbt.adapters.jammi.mutable_table.rules.changelog import subject_of
+from dbt.adapters.jammi.mutable_table.rules.changelog_feeds import changelog_feed, feed_of
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.version_locations import parse_version
 from dbt.adapters.jammi.topic.registration import is_not_found
 from dbt.adapters.jammi.topic.registry_sql import REGISTRY_TABLE, name_owner_sql
-from dbt.adapters.jammi.topic.topic_formats import offsets_from_partitions
 
 RunSql = Callable[[str], Sequence[Sequence[Any]]]
-
-logger = AdapterLogger("jammi")
-
-
-def subject_of(definition: Mapping[str, Any]) -> str:
-    return f"mutable_table '{definition['table_id']}'"
 
 
 def check_format(definition: Mapping[str, Any], file_format: str) -> None:
@@ -162,11 +155,6 @@ def preparation_writes(definition: Mapping[str, Any], state: Any, topic: Any) ->
     return since is not None
 
 
-def delta_table_version(run_sql: RunSql, relation: Any) -> int:
-    rows = run_sql(f"describe history {changelog_sql.delta_table(relation)} limit 1")
-    return int(rows[0][0])
-
-
 def stop(run_sql: RunSql, relation: Any, state: Any) -> None:
     """Turned off: the table forgets its first version and its last published one."""
     if state is not None and state["properties"].get(changelog.SINCE_PROPERTY) is not None:
@@ -178,29 +166,16 @@ def stop(run_sql: RunSql, relation: Any, state: Any) -> None:
 
 def start(run_sql: RunSql, relation: Any, state: Any, file_format: str) -> int:
     """The first version the changelog publishes: recorded on the table when the
-    changelog is turned on for an existing table (its next committed version), the
-    table's first version when it is new."""
+    changelog is turned on for an existing table (its next committed version, as its
+    feed counts them: rules/changelog_feeds.py), the table's first version when it is
+    new."""
     if state is None:
         return changelog.first_version_of_new_table(file_format)
     since = changelog.first_version(state["properties"])
     if since is not None:
         return since
-    prop = changelog.SINCE_PROPERTY
-    if file_format == "delta":
-        since = delta_table_version(run_sql, relation) + 1
-        run_sql(
-            f"alter table {relation} set tblproperties "
-            f"('delta.enableChangeDataFeed' = 'true', '{prop}' = '{since}')"
-        )
-    elif file_format == "iceberg":
-        created = state["properties"].get(changelog_iceberg.CREATED_BY_PROPERTY)
-        since = changelog_iceberg.next_offset(run_sql, str(relation), created)
-        run_sql(f"alter table {relation} set tblproperties ('{prop}' = '{since}')")
-    else:
-        # an adopted table's location is not a version directory: its first is 1
-        since = (parse_version(state["location"]) or 0) + 1
-        run_sql(f"alter table {relation} set tblproperties ('{prop}' = '{since}')")
-    state["properties"][prop] = str(since)
+    since = changelog_feed(file_format).start(run_sql, relation, state)
+    state["properties"][changelog.SINCE_PROPERTY] = str(since)
     return since
 
 
@@ -210,29 +185,10 @@ def publish(
     relation: Any,
     location: Optional[str],
 ) -> None:
-    """After a commit. parquet/orc: attach the events staged for ``location`` (the
-    committed version directory) as offset = version. delta: append the change data feed
-    of every committed version above the topic's high-water mark. iceberg: attach every
-    committed version the topic lacks (rules/changelog_iceberg.py)."""
-    topic = definition["changelog_topic"]
-    if topic.get("table_format") == "iceberg":
-        changelog_iceberg.publish(run_sql, definition, str(relation))
-        return
-    if topic["file_format"] != "delta":
-        version = parse_version(location or "")
-        if location is None or version is None:
-            raise ValueError(f"a changelog publish needs a committed version, not {location!r}")
-        staged = changelog.staged_dir(topic["location"], location)
-        changelog.attach_version(run_sql, topic["backing"], version, staged)
-        return
-    backing = topic["backing"]
-    published = int(run_sql(f"select coalesce(max(_offset), 0) from {backing}")[0][0])
-    start_at = max(published, int(topic["since"]))
-    current = delta_table_version(run_sql, relation)
-    if start_at <= current:
-        raw = changelog_sql.delta_changes_sql(definition, relation, start_at, current)
-        publish_sql = changelog_sql.delta_publish_sql(definition, backing, raw)
-        changelog.publish_delta(run_sql, publish_sql, subject_of(definition))
+    """After a commit, the committed version to the topic, as the table's feed reads it
+    (rules/changelog_feeds.py): ``location`` is the committed version directory of a
+    rewrite format."""
+    feed_of(definition["changelog_topic"]).publish(run_sql, definition, relation, location)
 
 
 def repair(run_sql: RunSql, definition: Mapping[str, Any], relation: Any, state: Any) -> None:
@@ -241,25 +197,4 @@ def repair(run_sql: RunSql, definition: Mapping[str, Any], relation: Any, state:
     topic = definition.get("changelog_topic")
     if not topic or state is None:
         return
-    if state["file_format"] == "delta":
-        publish(run_sql, definition, relation, None)
-        return
-    if state["file_format"] == "iceberg":
-        for offset in changelog_iceberg.publish(run_sql, definition, str(relation)):
-            logger.info(
-                f"{subject_of(definition)}: published version {offset} to its changelog "
-                "(its run stopped after the commit)"
-            )
-        return
-    version = parse_version(state["location"]) if state.get("location") else None
-    if version is None or version < int(topic["since"]):
-        return
-    if changelog.marked_published(state["properties"], definition, state["location"]):
-        return  # the run that committed it published it, and recorded so after
-    published = offsets_from_partitions(run_sql(f"show partitions {topic['backing']}"))
-    if version not in published:
-        publish(run_sql, definition, relation, state["location"])
-        logger.info(
-            f"{subject_of(definition)}: published version {version} to its changelog (its "
-            "run stopped after the commit)"
-        )
+    feed_of(topic).repair(run_sql, definition, relation, state)

@@ -15,7 +15,6 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.relations import Relations
 from dbt.adapters.jammi.common.sql_session import SqlSession
-from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.format_reads import format_reads
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
@@ -25,11 +24,13 @@ from dbt.adapters.jammi.mutable_table.rules import (
     tombstone_phases,
     tombstones,
 )
+from dbt.adapters.jammi.mutable_table.rules.changelog_feeds import changelog_feed
 from dbt.adapters.jammi.mutable_table.run_errors import failure_sql
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.topic.definition import TopicDefinition
 from dbt.adapters.jammi.topic.registry_service import TopicRegistryService
 from dbt.adapters.jammi.topic.registry_sql import stored_columns
+from dbt.adapters.jammi.topic.topic_formats import topic_format
 
 logger = AdapterLogger("Jammi")
 
@@ -249,31 +250,24 @@ class RulesService:
             candidate = _changelog_topic_definition(definition, name)
             topic = self.topic_registry.registration(relation)
             if topic is None:
-                stored = file_format if file_format in ("delta", "iceberg") else "parquet"
                 topic = self.topic_registry.register_first(
-                    relation, candidate, definition["table_id"], stored_format=stored
+                    relation,
+                    candidate,
+                    definition["table_id"],
+                    stored_format=topic_format(file_format).name,
                 )
             changelog_phases.check_columns(definition, topic, candidate["columns"])
         backing = self.topic_registry.backing_relation(relation, topic)
         since = changelog_phases.start(self.sql.rows, relation, state, file_format)
-        delta = topic["file_format"] == "delta"
-        prepared = {
+        staged = topic_format(topic["file_format"]).stages_under_location
+        return {
             "backing": str(backing),
-            "location": None if delta else self.topic_registry.table_location(backing),
+            "location": self.topic_registry.table_location(backing) if staged else None,
             "file_format": topic["file_format"],
             "since": since,
             "columns": stored_columns(topic),
+            **changelog_feed(file_format).topic_fields(state),
         }
-        if file_format == "iceberg":
-            # the first version's records count when the CREATE that records this tag
-            # committed (rules/changelog_iceberg.py)
-            created = (
-                changelog_iceberg.created_tag(version_locations.new_run_id())
-                if state is None
-                else state["properties"].get(changelog_iceberg.CREATED_BY_PROPERTY)
-            )
-            prepared.update({"table_format": "iceberg", "created_tag": created})
-        return prepared
 
     def changelog_repair(self, definition: dict[str, Any], relation: Any, state: Any) -> str:
         """Before every plan: publish what a run that stopped after its commit left."""
