@@ -273,7 +273,8 @@ MUTABLE_LAYERS: list[tuple[str, set[str]]] = [
             """__init__ commit rules versions adoption column_types compared_values
             exact_casts hive_adoption indexes key_decisions redelivery run_definition run_errors
             scd2 schema_evolution table_format tblproperties_config version_locations
-            commit.attempt commit.ownership rules.version_sql versions.kept_versions""".split()
+            commit.attempt commit.ownership commit.transaction rules.version_sql
+            versions.kept_versions""".split()
         ),
     ),
     (

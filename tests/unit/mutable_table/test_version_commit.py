@@ -10,6 +10,7 @@ import pytest
 
 from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, TableWrite
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 
 LOCATION = "file:/w/s/accounts/v0000000002_r2"
 PLANNED = "file:/w/s/accounts/v0000000001_r1"
@@ -48,17 +49,19 @@ class RecordedApplier:
         self.calls.append(("version_log", *args))
         return "version log"
 
-    def tombstones_write_sql(self, location: str, file_format: str, sql: str) -> str:
-        return f"tombstones {sql}"
+    def add_version_records(
+        self, records: Transaction, write: TableWrite, attempt: Attempt, location: str
+    ) -> None:
+        self.calls.append(("version_records", attempt.planned_location, location))
+        if attempt.tombstones_sql:
+            records.add("tombstones", f"tombstones {attempt.tombstones_sql}", (location,))
+        records.add("identity", "identity mark", (location,))
+        if write.definition.get("changelog_topic"):
+            records.add("changelog", "changelog stage", ("file:/w/topic/_staging/x",))
 
-    def identity_mark_steps(self, *args: Any) -> list[dict[str, Any]]:
-        return [{"sql": "identity mark"}]
-
-    def changelog_stage_step(self, *args: Any) -> dict[str, Any]:
-        return {"sql": "changelog stage", "undo_paths": ["file:/w/topic/_staging/x"]}
-
-    def changelog_create_steps(self, *args: Any) -> list[dict[str, Any]]:
-        return [{"sql": "changelog create"}]
+    def add_create_records(self, records: Transaction, write: TableWrite, attempt: Any) -> None:
+        if write.definition.get("changelog_topic"):
+            records.add("changelog", "changelog create")
 
     def all_or_nothing(self, steps: list[dict[str, Any]], cleanup: Any) -> None:
         self.executed = steps
@@ -95,8 +98,9 @@ def test_a_rewrite_writes_the_log_the_rows_its_records_then_swaps():
         "identity mark",
         "changelog stage",
     ]
-    assert applier.calls[0] == ("version_log", LOCATION, PLANNED, {"total": 3}, "inv", "rollback")
-    swap = applier.calls[1]
+    assert applier.calls[0] == ("version_records", PLANNED, LOCATION)
+    assert applier.calls[1] == ("version_log", LOCATION, PLANNED, {"total": 3}, "inv", "rollback")
+    swap = applier.calls[2]
     assert swap[0] == "swap" and str(swap[1]) == "s.accounts" and swap[2:4] == (PLANNED, LOCATION)
     # a lost swap on a non-last attempt re-plans; the staged events' directory goes too
     assert swap[-2:] == (False, [f"{LOCATION}/_log", "file:/w/topic/_staging/x"])
@@ -129,7 +133,9 @@ def test_a_merge_format_is_created_with_its_rows_in_one_statement(file_format):
 def test_a_rewrite_format_is_created_over_its_first_version_directory():
     applier = RecordedApplier()
     write = TableWrite(definition(), Target(), "parquet", "FIRST")
-    attempt = Attempt(counts={"total": 2}, invocation_id="inv", fail_at="register")
+    attempt = Attempt(
+        counts={"total": 2}, invocation_id="inv", fail_at="register", tombstones_sql="select 1"
+    )
     steps = version_commit.create_steps(applier, write, attempt, LOCATION, RECORDS)
     assert sqls(steps) == [
         "version log",
@@ -140,6 +146,8 @@ def test_a_rewrite_format_is_created_over_its_first_version_directory():
         RECORDS["register"],
     ]
     assert applier.calls[0] == ("version_log", LOCATION, None, {"total": 2}, "inv")
+    # a first version's records: no plan to read from, and no tombstones yet
+    assert applier.calls[1] == ("version_records", None, LOCATION)
     assert steps[0]["undo_paths"][0] == LOCATION
 
 

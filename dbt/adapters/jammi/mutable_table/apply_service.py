@@ -25,6 +25,7 @@ from dbt.adapters.jammi.mutable_table import (
 from dbt.adapters.jammi.mutable_table.commit import version_commit
 from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, AttemptOutcome, TableWrite
 from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
 from dbt.adapters.jammi.mutable_table.steps import StepRunner
 from dbt.adapters.jammi.mutable_table.table_format import table_format
@@ -63,7 +64,7 @@ class MutableApplyService:
         on Iceberg, a batch-sourced MERGE (no change set) counted from its own
         snapshot, or a change set's MERGE through the run's branch when appends must
         commit with it (the plan's tombstones, the identity column's mark, the changelog's
-        records: ``mutable_branch_records``); else one MERGE, Delta's commit recording
+        records: a ``Transaction``, commit/transaction.py); else one MERGE, Delta's commit recording
         where identity numbering started."""
         if attempt.fail_at in ("write", "before_commit"):
             self._sql.rows(run_errors.failure_sql(attempt.fail_at))
@@ -74,13 +75,8 @@ class MutableApplyService:
                 merge_sql, model_name, attempt.last_attempt, None, target
             )
         if on_branch:
-            records = self._rules.branch_records(
-                write.definition,
-                target,
-                attempt.change_set,
-                attempt.tombstone_insert,
-                attempt.changes,
-            )
+            records = Transaction()
+            self._rules.add_branch_records(records, write, attempt)
             if records:
                 return self._commits.commit_merge_on_branch(
                     merge_sql, target, model_name, attempt.last_attempt, records

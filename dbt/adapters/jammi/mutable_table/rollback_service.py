@@ -13,6 +13,7 @@ from dbt.adapters.jammi.common.sql_session import SqlSession
 from dbt.adapters.jammi.mutable_table.apply_service import MutableApplyService
 from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, TableWrite
 from dbt.adapters.jammi.mutable_table.commit.commit_service import CommitService
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 from dbt.adapters.jammi.mutable_table.rules.rules_service import RulesService
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
@@ -88,8 +89,10 @@ class RollbackService:
             if changes["total"] == 0:
                 merged = self._commits.commit_merge(plan["merge_sql"], model, True)
             else:
-                records = self._rules.branch_records(
-                    definition, relation, change_set, None, changes["total"]
+                records = Transaction()
+                write = TableWrite(definition, relation, "iceberg", plan["merge_sql"])
+                self._rules.add_branch_records(
+                    records, write, Attempt(change_set=change_set, counts=changes)
                 )
                 merged = self._commits.commit_merge_on_branch(
                     plan["merge_sql"], relation, model, True, records

@@ -25,6 +25,7 @@ from dbt.adapters.jammi.mutable_table.commit import (
     ownership,
     rewrite_commit,
 )
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 from dbt.adapters.jammi.mutable_table.steps import StepRunner
 from dbt.adapters.jammi.mutable_table.versions.versions_service import VersionsService
 
@@ -112,18 +113,19 @@ class CommitService:
         target_relation: Any,
         model_name: str,
         last_attempt: bool,
-        records: Sequence[str],
+        records: Transaction,
     ) -> dict[str, Any]:
-        """Iceberg with tombstones or an identity column: the MERGE on a branch, its
-        records tagged with the branch's snapshot, then the fast-forward that commits
-        them with it (``branch_commit``). ``committed`` False when another run committed
+        """Iceberg with records that must commit with its MERGE (tombstones, an identity
+        column's mark, a changelog's events): the MERGE on a branch, its records tagged
+        with the branch's snapshot, then the fast-forward that commits them with it
+        (``branch_commit``). ``committed`` False when another run committed
         first and the run re-plans."""
         rows = branch_commit.commit_on_branch(
             self.sql.rows,
             merge_sql,
             str(target_relation),
             version_locations.new_run_id(),
-            list(records),
+            records.statements(),
             model_name,
             last_attempt,
             self.sql.default_catalog(),

@@ -15,12 +15,13 @@ a failing statement where a test asks, so the crash tests can stop a run at each
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dbt.adapters.jammi.common.validation import quote_identifier, sql_string_literal
 from dbt.adapters.jammi.mutable_table import version_locations
 from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, TableWrite
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 from dbt.adapters.jammi.mutable_table.run_errors import failure_sql
 from dbt.adapters.jammi.mutable_table.table_format import table_format
 
@@ -154,36 +155,26 @@ def commit_rewrite(
     removes this run's directory and runs ``cleanup``; the table keeps its version."""
     definition, target, file_format = write.definition, write.target, write.file_format
     planned_location = str(attempt.planned_location)
-    fail_at, cleanup, change_set = attempt.fail_at, attempt.cleanup, attempt.change_set
-    staged_paths = [parts.versions.version_log_location(location)]
+    fail_at, cleanup = attempt.fail_at, attempt.cleanup
+    records = Transaction()
+    parts.rules.add_version_records(records, write, attempt, location)
+    staged_paths = [
+        parts.versions.version_log_location(location),
+        *records.undo_paths("changelog"),
+    ]
     steps: list[Step] = [
         {
             "sql": parts.versions.version_log_sql(
                 location, planned_location, attempt.counts, attempt.invocation_id, attempt.kind
             ),
-            "undo_paths": list(staged_paths),
+            "undo_paths": [parts.versions.version_log_location(location)],
         },
         {
             "sql": write_version_sql(definition, location, file_format, write.statement, fail_at),
             "undo_paths": [location],
         },
     ]
-    if attempt.tombstones_sql:
-        steps.append(
-            {
-                "sql": parts.rules.tombstones_write_sql(
-                    location, file_format, attempt.tombstones_sql
-                ),
-                "undo_paths": [location],
-            }
-        )
-    steps += parts.rules.identity_mark_steps(
-        definition, target, change_set, location, planned_location
-    )
-    if definition.get("changelog_topic"):
-        stage = parts.rules.changelog_stage_step(definition, target, change_set, location)
-        staged_paths += stage.get("undo_paths") or []
-        steps.append(stage)
+    steps += records.steps()
     if fail_at == "before_commit":
         steps.append({"sql": failure_sql("before_commit")})
     parts.steps.all_or_nothing(steps, cleanup)
@@ -221,13 +212,15 @@ def create_steps(
     (``creates``): if another run created it first, the run fails saying so and undoes
     only its own steps."""
     definition, target, file_format = write.definition, write.target, write.file_format
-    first_state_sql, change_set, fail_at = write.statement, attempt.change_set, attempt.fail_at
+    first_state_sql, fail_at = write.statement, attempt.fail_at
     drop_table = f"drop table if exists {target}"
     steps: list[Step] = []
+    rule_records = Transaction()
     stored_as = table_format(file_format)
     if stored_as.applies_by_merge:
-        if stored_as.merges_on_branch and definition.get("changelog_topic"):
-            steps += parts.rules.changelog_create_steps(definition, target, change_set)
+        if stored_as.merges_on_branch:
+            parts.rules.add_create_records(rule_records, write, attempt)
+        steps += rule_records.steps()
         steps.append(
             {
                 "sql": create_storage_table_as_sql(
@@ -270,9 +263,9 @@ def create_steps(
                 "undo_paths": undo_paths,
             }
         )
-        steps += parts.rules.identity_mark_steps(definition, None, change_set, location, None)
-        if definition.get("changelog_topic"):
-            steps.append(parts.rules.changelog_stage_step(definition, None, change_set, location))
+        first = replace(attempt, tombstones_sql=None)
+        parts.rules.add_version_records(rule_records, write, first, location)
+        steps += rule_records.steps()
         if fail_at == "before_commit":
             steps.append({"sql": failure_sql("before_commit")})
         steps.append(

@@ -15,6 +15,8 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.jammi.common.clock import now_ms
 from dbt.adapters.jammi.common.relations import Relations
 from dbt.adapters.jammi.common.sql_session import SqlSession
+from dbt.adapters.jammi.mutable_table.commit.attempt import Attempt, TableWrite
+from dbt.adapters.jammi.mutable_table.commit.transaction import Transaction
 from dbt.adapters.jammi.mutable_table.format_reads import format_reads
 from dbt.adapters.jammi.mutable_table.rules import (
     changelog,
@@ -75,9 +77,6 @@ class RulesService:
         return tombstone_phases.apply(
             self.sql.rows, definition, state, file_format, candidates_sql, str(table), invocation_id
         )
-
-    def tombstones_write_sql(self, location: str, file_format: str, tombstones_sql: str) -> str:
-        return tombstone_phases.write_sql(location, file_format, tombstones_sql)
 
     def tombstones_rollback(
         self,
@@ -153,51 +152,6 @@ class RulesService:
         start = self.identity_from(definition, plan_target, file_format, location)
         guard = plan_target is not None and table_format(file_format).applies_by_merge
         return {"identity_from": start, "identity_guard": guard}
-
-    def identity_mark_steps(
-        self,
-        definition: Mapping[str, Any],
-        target: Any,
-        change_set: Any,
-        location: str,
-        planned_location: Optional[str],
-    ) -> list[dict[str, Any]]:
-        """The rewrite commit's step that writes the next version's high-water mark into
-        it. ``planned_location``: the version planned from (a rollback plans without
-        ``identity_from``: the mark is then read from that version and its rows)."""
-        if not definition.get("identity_column"):
-            return []
-        start = definition.get("identity_from")
-        if start is None:
-            start = self.identity_from(definition, target, "parquet", planned_location)
-        sql = identity_phases.mark_write_sql(definition, str(change_set), location, start or 0)
-        return [{"sql": sql, "undo_paths": [location]}]
-
-    def branch_records(
-        self,
-        definition: Mapping[str, Any],
-        target: Any,
-        change_set: Any,
-        tombstone_insert: Optional[str],
-        changes: int,
-    ) -> list[str]:
-        """Iceberg: what must commit with the run's MERGE, each append tagged with the
-        branch's snapshot (commit/branch_commit.py): the plan's new tombstones, an
-        identity column's high-water mark (its table created once), and the changelog's
-        staged events and their row when the plan changes rows (``changes`` > 0)."""
-        records = [tombstone_insert] if tombstone_insert else []
-        if definition.get("identity_column"):
-            self.sql.rows(identity_phases.mark_table_sql(str(target)))
-            start = definition.get("identity_from")
-            records.append(
-                identity_phases.branch_record_sql(definition, str(target), str(change_set), start)
-            )
-        if definition.get("changelog_topic") and changes > 0:
-            self.sql.rows(changelog_iceberg.records_table_sql(str(target)))
-            records.extend(
-                changelog_iceberg.branch_records(definition, str(target), str(change_set))
-            )
-        return records
 
     # --- changelog (rules/changelog_phases.py) ---------------------------------------------
 
@@ -295,21 +249,66 @@ class RulesService:
         changelog_phases.publish(self.sql.rows, definition, relation, location)
         return ""
 
-    def changelog_create_steps(
-        self, definition: Mapping[str, Any], target: Any, change_set: Any
-    ) -> list[dict[str, Any]]:
-        """Iceberg, steps of the first run's create before its CREATE: the first
-        version's events staged and recorded (rules/changelog_iceberg.py)."""
-        return changelog_iceberg.create_steps(definition, str(target), str(change_set))
+    # --- a commit's records (commit/transaction.py) -----------------------------------
 
-    def changelog_stage_step(
-        self, definition: Mapping[str, Any], target: Any, change_set: Any, location: str
-    ) -> dict[str, Any]:
-        """parquet/orc, a step of the commit before its claim: the events of
-        ``change_set`` (planned against ``target``, None on the first run) staged for the
-        version at ``location``, with the staged directory to remove if the commit fails."""
-        target_sql = None if target is None else str(target)
-        return changelog_phases.stage_step(definition, target_sql, str(change_set), location)
+    def add_version_records(
+        self, records: Transaction, write: TableWrite, attempt: Attempt, location: str
+    ) -> None:
+        """A rewrite format's records, written beside the version at ``location`` before
+        its swap: the next live tombstones, an identity column's high-water mark, the
+        changelog's staged events. A rewrite plans against ``write.target`` from
+        ``attempt.planned_location``; a create has neither."""
+        definition = write.definition
+        planned = attempt.planned_location
+        target = None if planned is None else str(write.target)
+        if attempt.tombstones_sql:
+            sql = tombstone_phases.write_sql(location, write.file_format, attempt.tombstones_sql)
+            records.add("tombstones", sql, (location,))
+        if definition.get("identity_column"):
+            # a rollback plans without identity_from: the mark is read from the version
+            # planned from and its rows
+            start = definition.get("identity_from")
+            if start is None:
+                start = self.identity_from(definition, target, "parquet", planned)
+            change_set = str(attempt.change_set)
+            sql = identity_phases.mark_write_sql(definition, change_set, location, start or 0)
+            records.add("identity", sql, (location,))
+        if definition.get("changelog_topic"):
+            step = changelog_phases.stage_step(
+                definition, target, str(attempt.change_set), location
+            )
+            records.add("changelog", step["sql"], tuple(step["undo_paths"]))
+
+    def add_branch_records(self, records: Transaction, write: TableWrite, attempt: Attempt) -> None:
+        """Iceberg: what must commit with the run's MERGE, each append tagged with the
+        branch's snapshot (commit/branch_commit.py): the plan's new tombstones, an
+        identity column's high-water mark (its table created once), and the changelog's
+        staged events and their row when the plan changes rows."""
+        definition, target, change_set = (
+            write.definition,
+            str(write.target),
+            str(attempt.change_set),
+        )
+        if attempt.tombstone_insert:
+            records.add("tombstones", attempt.tombstone_insert)
+        if definition.get("identity_column"):
+            self.sql.rows(identity_phases.mark_table_sql(target))
+            start = definition.get("identity_from")
+            records.add(
+                "identity", identity_phases.branch_record_sql(definition, target, change_set, start)
+            )
+        if definition.get("changelog_topic") and attempt.changes > 0:
+            self.sql.rows(changelog_iceberg.records_table_sql(target))
+            for sql in changelog_iceberg.branch_records(definition, target, change_set):
+                records.add("changelog", sql)
+
+    def add_create_records(self, records: Transaction, write: TableWrite, attempt: Attempt) -> None:
+        """Iceberg, a first run's records before its CREATE: the changelog's first
+        version's events staged and recorded (rules/changelog_iceberg.py)."""
+        if write.definition.get("changelog_topic"):
+            target, change_set = str(write.target), str(attempt.change_set)
+            for step in changelog_iceberg.create_steps(write.definition, target, change_set):
+                records.add("changelog", step["sql"])
 
 
 def _changelog_topic_definition(definition: Mapping[str, Any], name: str) -> dict[str, Any]:
